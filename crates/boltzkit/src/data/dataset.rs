@@ -1,0 +1,148 @@
+//! [`Dataset`]: samples × discrete variables, with per-variable cardinalities.
+
+use crate::error::{Error, Result};
+use ndarray::{Array2, ArrayView1};
+
+/// Largest cardinality a variable may have (values are stored as `u8`).
+pub const MAX_CARDINALITY: u32 = 256;
+
+/// A table of discrete observations: one row per sample, one column per variable.
+///
+/// Value `x[s, i]` lies in `0..cardinalities[i]`. Invariants (checked by [`Dataset::new`]):
+/// at least one variable, every cardinality in `1..=256`, every value below its cardinality.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    values: Array2<u8>,
+    cardinalities: Vec<u32>,
+}
+
+impl Dataset {
+    /// A dataset with the given cardinalities, checked against the values.
+    pub fn new(values: Array2<u8>, cardinalities: Vec<u32>) -> Result<Self> {
+        if values.ncols() == 0 {
+            return Err(Error::InvalidData(
+                "a dataset needs at least one variable".into(),
+            ));
+        }
+        if cardinalities.len() != values.ncols() {
+            return Err(Error::Shape {
+                op: "Dataset::new".into(),
+                expected: format!("{} cardinalities (one per column)", values.ncols()),
+                found: format!("{}", cardinalities.len()),
+            });
+        }
+        for (i, &k) in cardinalities.iter().enumerate() {
+            if k == 0 || k > MAX_CARDINALITY {
+                return Err(Error::param(
+                    "cardinalities",
+                    format!("variable {i} has cardinality {k}; must be in 1..={MAX_CARDINALITY}"),
+                ));
+            }
+        }
+        for (s, row) in values.outer_iter().enumerate() {
+            for (i, (&v, &k)) in row.iter().zip(&cardinalities).enumerate() {
+                if u32::from(v) >= k {
+                    return Err(Error::InvalidData(format!(
+                        "sample {}, variable {}: value {v} is not below its cardinality {k}",
+                        s + 1,
+                        i + 1
+                    )));
+                }
+            }
+        }
+        Ok(Dataset {
+            values,
+            cardinalities,
+        })
+    }
+
+    /// A dataset whose cardinalities are inferred as (column maximum + 1), at least 2.
+    pub fn with_inferred_cardinalities(values: Array2<u8>) -> Result<Self> {
+        let mut card = vec![2u32; values.ncols()];
+        for row in values.outer_iter() {
+            for (c, &v) in card.iter_mut().zip(row.iter()) {
+                *c = (*c).max(u32::from(v) + 1);
+            }
+        }
+        Dataset::new(values, card)
+    }
+
+    /// A binary dataset (every cardinality 2); fails on a value above 1.
+    pub fn binary(values: Array2<u8>) -> Result<Self> {
+        let n = values.ncols();
+        Dataset::new(values, vec![2; n])
+    }
+
+    /// Number of samples (rows).
+    pub fn n_samples(&self) -> usize {
+        self.values.nrows()
+    }
+
+    /// Number of variables (columns).
+    pub fn n_vars(&self) -> usize {
+        self.values.ncols()
+    }
+
+    /// Per-variable cardinalities.
+    pub fn cardinalities(&self) -> &[u32] {
+        &self.cardinalities
+    }
+
+    /// The value table, samples × variables.
+    pub fn values(&self) -> &Array2<u8> {
+        &self.values
+    }
+
+    /// Sample `s` as a row view.
+    pub fn sample(&self, s: usize) -> ArrayView1<'_, u8> {
+        self.values.row(s)
+    }
+
+    /// True when every variable is binary.
+    pub fn is_binary(&self) -> bool {
+        self.cardinalities.iter().all(|&k| k == 2)
+    }
+
+    /// Fails with a clear error unless the dataset has at least one sample.
+    pub fn require_nonempty(&self) -> Result<()> {
+        if self.n_samples() == 0 {
+            Err(Error::InvalidData("the dataset has no samples".into()))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The same data with other cardinalities (each at least the observed maximum + 1).
+    pub fn with_cardinalities(self, cardinalities: Vec<u32>) -> Result<Self> {
+        Dataset::new(self.values, cardinalities)
+    }
+
+    /// Consumes the dataset, returning its value table.
+    pub fn into_values(self) -> Array2<u8> {
+        self.values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn infers_cardinalities() {
+        let d = Dataset::with_inferred_cardinalities(array![[0, 3], [1, 0]]).unwrap();
+        assert_eq!(d.cardinalities(), &[2, 4]);
+        assert_eq!(d.n_samples(), 2);
+    }
+
+    #[test]
+    fn rejects_value_above_cardinality() {
+        let e = Dataset::new(array![[0, 2]], vec![2, 2]).unwrap_err();
+        assert!(e.to_string().contains("variable 2"), "{e}");
+    }
+
+    #[test]
+    fn rejects_wrong_cardinality_count() {
+        assert!(Dataset::new(array![[0, 1]], vec![2]).is_err());
+    }
+}

@@ -1,0 +1,127 @@
+//! The one error type of the library.
+//!
+//! Every fallible function returns [`Result<T>`]. Variants carry the data a user needs to find
+//! the fault: the file, the row and column, what was expected and what was found.
+
+use std::path::PathBuf;
+
+/// Result alias used throughout boltzkit.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything that can go wrong in boltzkit.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An operating-system error while reading or writing `path`.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A data or model file whose content is malformed.
+    #[error("{path}{}: expected {expected}, found {found}", location(*.row, *.column))]
+    Parse {
+        /// The file involved.
+        path: PathBuf,
+        /// 1-based row (line or sample) where the fault is, when known.
+        row: Option<usize>,
+        /// 1-based column (variable) where the fault is, when known.
+        column: Option<usize>,
+        /// What the reader expected.
+        expected: String,
+        /// What it found instead.
+        found: String,
+    },
+
+    /// A file format that is not supported (by extension or by content).
+    #[error("{path}: unsupported format: {reason}")]
+    UnsupportedFormat {
+        /// The file involved.
+        path: PathBuf,
+        /// Why it is not supported.
+        reason: String,
+    },
+
+    /// Arrays or datasets whose shapes do not fit together.
+    #[error("shape mismatch in {op}: expected {expected}, found {found}")]
+    Shape {
+        /// The operation that checked the shapes.
+        op: String,
+        /// The expected shape.
+        expected: String,
+        /// The shape found.
+        found: String,
+    },
+
+    /// A setting outside its valid range.
+    #[error("invalid setting `{field}`: {reason}")]
+    InvalidParam {
+        /// The name of the setting (as the user spells it).
+        field: String,
+        /// Why the value is not allowed.
+        reason: String,
+    },
+
+    /// A dataset that cannot be used for the requested job (empty, wrong cardinalities, ...).
+    #[error("invalid data: {0}")]
+    InvalidData(String),
+
+    /// A problem too large for the requested exact computation.
+    #[error("too large: {what} needs {needed}, limit is {limit}")]
+    TooLarge {
+        /// What was being built.
+        what: String,
+        /// The size it needs.
+        needed: String,
+        /// The limit.
+        limit: String,
+    },
+
+    /// A numerical failure: NaN or infinity where a finite number is required.
+    #[error("numerical failure in {context}: {detail}")]
+    Numerical {
+        /// Where it happened.
+        context: String,
+        /// What happened.
+        detail: String,
+    },
+
+    /// A model file that is not what the reader expects.
+    #[error("{path}: invalid model file: {reason}")]
+    Model {
+        /// The file involved.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+fn location(row: Option<usize>, column: Option<usize>) -> String {
+    match (row, column) {
+        (Some(r), Some(c)) => format!(":{r}: column {c}"),
+        (Some(r), None) => format!(":{r}"),
+        (None, Some(c)) => format!(": column {c}"),
+        (None, None) => String::new(),
+    }
+}
+
+impl Error {
+    /// An [`Error::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// An [`Error::InvalidParam`] naming `field`.
+    pub fn param(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::InvalidParam {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}

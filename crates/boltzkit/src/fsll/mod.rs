@@ -1,0 +1,1 @@
+//! The full-span log-linear model (Takabatake & Akaho).

@@ -1,0 +1,24 @@
+//! # boltzkit
+//!
+//! Learning and evaluating Boltzmann machines and their relatives on discrete data.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`data`] | [`data::Dataset`], readers (npy, csv/tsv, IDX, amat; gzip), writers, generators |
+//! | [`fsll`] | the full-span log-linear model and its greedy MDL learner (Takabatake & Akaho) |
+//! | [`io`] | model files (safetensors), metric logs (JSONL), atomic writes |
+//! | [`rng`] | the one named generator and per-task seed derivation |
+//! | [`error`] | the one [`Error`] type |
+//!
+//! Data flows one way: a file or generator gives a `Dataset`; a learner takes it with its
+//! settings and returns a model plus a training record; estimators take a model (and data) and
+//! return numbers; `io` writes models and records.
+#![deny(missing_docs)]
+
+pub mod data;
+pub mod error;
+pub mod fsll;
+pub mod io;
+pub mod rng;
+
+pub use error::{Error, Result};
