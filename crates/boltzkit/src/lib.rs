@@ -16,9 +16,11 @@
 #![deny(missing_docs)]
 
 pub mod data;
+pub mod estimate;
 pub mod error;
 pub mod fsll;
 pub mod io;
+pub mod linalg;
 pub mod rng;
 
 pub use error::{Error, Result};

@@ -1,5 +1,17 @@
 //! Data: the [`Dataset`] type, file readers and writers, and synthetic generators.
+//!
+//! - [`read_dataset`]: `.npy`, `.csv`/`.tsv`/`.data`, `.amat`/`.txt`, IDX (`*-ubyte`), each
+//!   optionally `.gz`, with explicit [`Binarize`] choices and inferred or declared
+//!   cardinalities ([`ReadOptions`]).
+//! - [`write_dataset`] and friends: `.npy`, `.csv`, `.tsv`, `.amat` (optionally `.gz`);
+//!   [`write_npy_f64`] / [`read_npy_f64`] for distributions over all states.
+//! - [`synth`]: generators with exact truths (explicit tables, Ising grids, Bayesian networks).
 
 mod dataset;
+mod read;
+pub mod synth;
+mod write;
 
 pub use dataset::{Dataset, MAX_CARDINALITY};
+pub use read::{read_dataset, read_npy_f64, Binarize, ReadOptions};
+pub use write::{write_csv, write_dataset, write_npy, write_npy_f64};

@@ -1,5 +1,18 @@
-//! Files: atomic writes, model files (safetensors), metric logs (JSONL).
+//! Files: atomic writes, model files (safetensors), metric logs (JSONL), file digests.
+//!
+//! | item | what it does |
+//! |---|---|
+//! | [`write_atomic`], [`write_atomic_with`] | write a file so readers never see half of it |
+//! | [`save_tensors`], [`load_tensors`], [`TensorFile`] | model files in safetensors format |
+//! | [`MetricLog`], [`MetricRecord`] | JSONL metric logs, one record per evaluation |
+//! | [`sha256_file`] | the hex SHA-256 of a file (data provenance in model metadata) |
 
 mod atomic;
+mod hash;
+mod log;
+mod tensors;
 
 pub use atomic::{write_atomic, write_atomic_with};
+pub use hash::sha256_file;
+pub use log::{MetricLog, MetricRecord, RESERVED_KEYS};
+pub use tensors::{load_tensors, save_tensors, NamedTensor, TensorData, TensorFile};

@@ -1,0 +1,19 @@
+//! Synthetic data with exact truths: explicit distributions over all states, the 2-D Ising
+//! model and random Bayesian networks of the FSLL paper (Sec. 3.4).
+//!
+//! A joint state is indexed as a mixed-radix number, variable 0 the least significant digit
+//! ([`state_index`], [`index_to_state`]). Exact tables over all states are built for at most
+//! [`MAX_EXACT_VARS`] binary variables.
+
+mod bayes_net;
+mod distribution;
+mod ising;
+mod state;
+
+pub use bayes_net::{BayesNet, MAX_PARENTS};
+pub use distribution::{sample_states, Distribution};
+pub use ising::IsingGrid;
+pub use state::{index_to_state, n_states, state_index, MAX_STATES};
+
+/// Most binary variables for which the generators build an exact table (2^28 states).
+pub const MAX_EXACT_VARS: usize = 28;
