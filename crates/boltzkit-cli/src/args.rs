@@ -1,0 +1,115 @@
+//! Flags every command shares: `--seed`, `--json`, `--threads`, `-q/--quiet`.
+
+use anyhow::Context;
+use clap::Args;
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Flags shared by every command; add to a command's flags with `#[command(flatten)]`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Common options")]
+pub struct CommonArgs {
+    /// Seed of the random generator; when absent one is picked from the clock. The seed is
+    /// printed (`seed: N`) and recorded in the --json summary
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Print one JSON object summarizing the run (paths, settings, seed, metrics, wall
+    /// seconds) on stdout
+    #[arg(long)]
+    pub json: bool,
+
+    /// Worker threads [default: all cores]; results do not depend on it
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<usize>,
+
+    /// No progress bars, seed line or human summary on stderr (errors are still printed)
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl CommonArgs {
+    /// Prepares a randomized run: sets the thread count ([`CommonArgs::init_threads`]),
+    /// resolves the seed (`--seed`, or one drawn from the clock) and prints `seed: N` on
+    /// stderr unless `--quiet`. Returns the seed.
+    pub fn init(&self) -> anyhow::Result<u64> {
+        self.init_threads()?;
+        let seed = self.seed.unwrap_or_else(clock_seed);
+        if !self.quiet {
+            eprintln!("seed: {seed}");
+        }
+        Ok(seed)
+    }
+
+    /// Sets the size of rayon's global pool from `--threads` (once per process; without
+    /// `--threads` rayon uses all cores). For commands that use no randomness.
+    pub fn init_threads(&self) -> anyhow::Result<()> {
+        static POOL: OnceLock<Result<(), String>> = OnceLock::new();
+        let result = POOL.get_or_init(|| match self.threads {
+            Some(n) => rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build_global()
+                .map_err(|e| e.to_string()),
+            None => Ok(()),
+        });
+        result
+            .clone()
+            .map_err(anyhow::Error::msg)
+            .context("setting up the worker threads")
+    }
+}
+
+/// A seed from the clock and the process id, small enough to retype (below 2^32).
+fn clock_seed() -> u64 {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let pid = u64::from(std::process::id());
+    boltzkit::rng::mix64(nanos ^ pid.rotate_left(32)) >> 32
+}
+
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    if n == 0 {
+        return Err("must be at least 1".into());
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_must_be_positive_integers() {
+        assert_eq!(parse_threads("3"), Ok(3));
+        assert!(parse_threads("0").is_err());
+        assert!(parse_threads("-1").is_err());
+        assert!(parse_threads("many").is_err());
+    }
+
+    #[test]
+    fn given_seed_is_used_and_clock_seeds_vary() {
+        let a = CommonArgs {
+            seed: Some(42),
+            quiet: true,
+            ..Default::default()
+        };
+        assert_eq!(a.init().unwrap(), 42);
+        let b = CommonArgs {
+            quiet: true,
+            ..Default::default()
+        };
+        let seeds: std::collections::HashSet<u64> = (0..8)
+            .map(|_| {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+                b.init().unwrap()
+            })
+            .collect();
+        assert!(seeds.len() > 1, "clock seeds should differ: {seeds:?}");
+        assert!(seeds.iter().all(|&s| s < 1 << 32));
+    }
+}

@@ -1,0 +1,304 @@
+//! `boltzkit gen`: synthetic datasets and their exact distributions.
+
+use crate::args::CommonArgs;
+use crate::exit::UsageError;
+use crate::progress;
+use crate::report::Summary;
+use anyhow::Context;
+use boltzkit::data::synth::{BayesNet, Distribution, IsingGrid, MAX_EXACT_VARS, MAX_PARENTS};
+use boltzkit::data::{write_dataset, write_npy_f64, Dataset};
+use boltzkit::rng::rng_from_seed;
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+
+/// The most variables for which `--truth` (all 2^n state probabilities) is written.
+pub const MAX_TRUTH_VARS: usize = MAX_EXACT_VARS;
+
+/// Data file extensions `gen` writes (each may be followed by `.gz`), as
+/// [`boltzkit::data::write_dataset`] reads them.
+const DATA_EXTENSIONS: [&str; 4] = ["npy", "csv", "tsv", "amat"];
+
+/// `boltzkit gen <verb>`.
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    #[command(subcommand)]
+    verb: GenVerb,
+}
+
+#[derive(Debug, Subcommand)]
+enum GenVerb {
+    /// Exact samples of an Ising model on a rows × cols grid (0/1 values)
+    #[command(
+        long_about = "Exact samples of an Ising model on a rows × cols grid with \
+        nearest-neighbour coupling J (positive: neighbours agree), written as 0/1 values, one \
+        row per sample and one column per site (row-major).\n\n\
+        Example:\n  boltzkit gen ising --rows 5 --cols 4 --coupling 0.5 -o ising.npy \
+        --truth p.npy --seed 1"
+    )]
+    Ising(IsingArgs),
+
+    /// Samples of a random Bayesian network over binary variables
+    #[command(
+        long_about = "Samples of a random Bayesian network over binary variables, \
+        each with at most --parents parents among the earlier variables and random conditional \
+        probability tables. The network is drawn from the seed too.\n\n\
+        Example:\n  boltzkit gen bn --vars 20 --parents 2 --samples 5000 -o bn.csv \
+        --truth bn-p.npy --seed 7"
+    )]
+    Bn(BnArgs),
+}
+
+/// Where the samples (and the optional exact distribution) go.
+#[derive(Debug, Args)]
+struct OutputArgs {
+    /// Number of samples
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    samples: u64,
+
+    /// Output data file; the format follows the extension: .npy, .csv, .tsv or .amat, each
+    /// optionally followed by .gz
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+
+    /// Also write the exact distribution over all 2^n states (f64 .npy, state index with
+    /// variable 0 as the least significant bit); needs n <= 28
+    #[arg(long, value_name = "FILE.npy")]
+    truth: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct IsingArgs {
+    /// Grid rows
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    rows: u64,
+
+    /// Grid columns
+    #[arg(long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    cols: u64,
+
+    /// Coupling J between grid neighbours
+    #[arg(
+        long,
+        value_name = "J",
+        default_value_t = 0.5,
+        allow_negative_numbers = true
+    )]
+    coupling: f64,
+
+    #[command(flatten)]
+    out: OutputArgs,
+
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct BnArgs {
+    /// Number of binary variables
+    #[arg(long, value_name = "N", default_value_t = 20,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    vars: u64,
+
+    /// Most parents per variable
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    parents: u64,
+
+    #[command(flatten)]
+    out: OutputArgs,
+
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+impl GenArgs {
+    /// Runs the chosen `gen` verb.
+    pub fn run(self) -> anyhow::Result<()> {
+        match self.verb {
+            GenVerb::Ising(a) => a.run(),
+            GenVerb::Bn(a) => a.run(),
+        }
+    }
+}
+
+impl IsingArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let rows = to_usize(self.rows, "--rows")?;
+        let cols = to_usize(self.cols, "--cols")?;
+        let n_vars = rows
+            .checked_mul(cols)
+            .ok_or_else(|| UsageError::new("--rows × --cols is too large"))?;
+        if !self.coupling.is_finite() {
+            return Err(UsageError::new("--coupling must be a finite number").into());
+        }
+        if n_vars > MAX_EXACT_VARS {
+            return Err(UsageError::new(format!(
+                "gen ising samples exactly from the table of all 2^n states: --rows × --cols \
+                 must be at most {MAX_EXACT_VARS}, found {rows} × {cols} = {n_vars}"
+            ))
+            .into());
+        }
+        self.out.check(n_vars)?;
+        let seed = self.common.init()?;
+        let mut rng = rng_from_seed(seed);
+
+        let grid = IsingGrid::new(rows, cols, self.coupling);
+        let spin = progress::spinner("sampling", self.common.quiet);
+        let dist: Distribution = grid.distribution().context("building the Ising model")?;
+        let data = dist
+            .sample(to_usize(self.out.samples, "--samples")?, &mut rng)
+            .context("sampling the Ising model")?;
+        spin.finish_and_clear();
+
+        let mut summary = Summary::new("gen ising", Some(seed));
+        summary
+            .set("rows", rows)
+            .set("cols", cols)
+            .set("coupling", self.coupling);
+        self.out.write(&data, Some(&dist), n_vars, &mut summary)?;
+        summary.emit(&self.common)
+    }
+}
+
+impl BnArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let n_vars = to_usize(self.vars, "--vars")?;
+        let parents = to_usize(self.parents, "--parents")?;
+        if parents > MAX_PARENTS {
+            return Err(UsageError::new(format!(
+                "--parents must be at most {MAX_PARENTS}, found {parents}"
+            ))
+            .into());
+        }
+        self.out.check(n_vars)?;
+        let seed = self.common.init()?;
+        let mut rng = rng_from_seed(seed);
+
+        let spin = progress::spinner("sampling", self.common.quiet);
+        let net =
+            BayesNet::random(n_vars, parents, &mut rng).context("drawing the Bayesian network")?;
+        let data = net
+            .sample(to_usize(self.out.samples, "--samples")?, &mut rng)
+            .context("sampling the Bayesian network")?;
+        let dist = match self.out.truth {
+            Some(_) => Some(
+                net.distribution()
+                    .context("computing the exact distribution")?,
+            ),
+            None => None,
+        };
+        spin.finish_and_clear();
+
+        let mut summary = Summary::new("gen bn", Some(seed));
+        summary.set("parents", parents).set("edges", net.n_edges());
+        self.out.write(&data, dist.as_ref(), n_vars, &mut summary)?;
+        summary.emit(&self.common)
+    }
+}
+
+impl OutputArgs {
+    /// Usage checks made before any work: known extensions, `--truth` size limit.
+    fn check(&self, n_vars: usize) -> anyhow::Result<()> {
+        if !DATA_EXTENSIONS.contains(&data_extension(&self.output).as_str()) {
+            return Err(UsageError::new(format!(
+                "-o {}: unknown data format; use .npy, .csv, .tsv or .amat (optionally .gz)",
+                self.output.display()
+            ))
+            .into());
+        }
+        if let Some(truth) = &self.truth {
+            if extension(truth) != "npy" {
+                return Err(UsageError::new(format!(
+                    "--truth {}: the exact distribution is written as .npy",
+                    truth.display()
+                ))
+                .into());
+            }
+            if n_vars > MAX_TRUTH_VARS {
+                return Err(UsageError::new(format!(
+                    "--truth needs at most {MAX_TRUTH_VARS} variables (2^n probabilities); \
+                     this model has {n_vars}"
+                ))
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the samples and the truth, recording both in `summary`.
+    fn write(
+        &self,
+        data: &Dataset,
+        dist: Option<&Distribution>,
+        n_vars: usize,
+        summary: &mut Summary,
+    ) -> anyhow::Result<()> {
+        write_dataset(&self.output, data).context("cannot write the samples")?;
+        let sha = boltzkit::io::sha256_file(&self.output)?;
+        summary
+            .set("vars", n_vars)
+            .set("samples", data.n_samples())
+            .set("output", self.output.display().to_string())
+            .set("output_sha256", sha);
+        match (&self.truth, dist) {
+            (Some(path), Some(dist)) => {
+                let probs = dist.probs();
+                write_npy_f64(path, &[probs.len()], probs)
+                    .context("cannot write the exact distribution")?;
+                summary.set("truth", path.display().to_string());
+            }
+            _ => {
+                summary.set("truth", serde_json::Value::Null);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn extension(path: &Path) -> String {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// The extension that names the data format, below an optional `.gz`.
+fn data_extension(path: &Path) -> String {
+    match path.extension() {
+        Some(e) if e.eq_ignore_ascii_case("gz") => extension(&path.with_extension("")),
+        _ => extension(path),
+    }
+}
+
+fn to_usize(v: u64, flag: &str) -> anyhow::Result<usize> {
+    usize::try_from(v).map_err(|_| UsageError::new(format!("{flag} {v} is too large")).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out(output: &str, truth: Option<&str>) -> OutputArgs {
+        OutputArgs {
+            samples: 10,
+            output: output.into(),
+            truth: truth.map(PathBuf::from),
+        }
+    }
+
+    #[test]
+    fn checks_extensions_and_truth_size() {
+        assert!(out("a.npy", Some("p.npy")).check(28).is_ok());
+        assert!(out("a.CSV", None).check(100).is_ok());
+        assert!(out("a.tsv.gz", None).check(100).is_ok());
+        assert!(out("a.amat", None).check(100).is_ok());
+        assert!(out("a.gz", None).check(100).is_err());
+        let e = out("a.npy", Some("p.npy")).check(29).unwrap_err();
+        assert!(e.to_string().contains("at most 28"), "{e}");
+        assert_eq!(crate::exit::code(&e), crate::exit::USAGE_ERROR);
+        assert!(out("a.txt", None).check(3).is_err());
+        assert!(out("a", None).check(3).is_err());
+        assert!(out("a.npy", Some("p.csv")).check(3).is_err());
+    }
+}

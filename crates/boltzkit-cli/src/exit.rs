@@ -1,0 +1,105 @@
+//! Exit status and the one-line error message.
+
+use std::fmt;
+
+/// Exit status of a failure at run time (unreadable data, I/O, divergence).
+pub const RUNTIME_FAILURE: u8 = 1;
+/// Exit status of a usage error (flags that do not make sense together or out of range).
+pub const USAGE_ERROR: u8 = 2;
+
+/// A usage error found after parsing (e.g. `--truth` with too many variables): exits 2.
+///
+/// Return it as `Err(UsageError::new("...").into())` or with `anyhow::bail!(UsageError::new(..))`;
+/// context added on top keeps the exit status.
+#[derive(Debug)]
+pub struct UsageError(String);
+
+impl UsageError {
+    /// A usage error with this message (name the flag and the allowed values).
+    pub fn new(message: impl Into<String>) -> Self {
+        UsageError(message.into())
+    }
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The exit status for `err`: 2 when a [`UsageError`] or an invalid library setting
+/// ([`boltzkit::Error::InvalidParam`], which names a user-facing setting) is in its chain, else 1.
+pub fn code(err: &anyhow::Error) -> u8 {
+    let usage = err.chain().any(|cause| {
+        cause.is::<UsageError>()
+            || matches!(
+                cause.downcast_ref::<boltzkit::Error>(),
+                Some(boltzkit::Error::InvalidParam { .. })
+            )
+    });
+    if usage {
+        USAGE_ERROR
+    } else {
+        RUNTIME_FAILURE
+    }
+}
+
+/// `err` with its context chain joined by `: ` (like `{:#}`), on one line: newlines become
+/// `; `, and a cause whose text its parent's message already ends with is not repeated
+/// (e.g. `boltzkit::Error::Io` prints its `source` and also returns it from `source()`).
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if parts.last().is_some_and(|prev| prev.ends_with(&text)) {
+            continue;
+        }
+        parts.push(text);
+    }
+    parts
+        .join(": ")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn usage_errors_exit_2_through_context() {
+        let e = anyhow::Error::new(UsageError::new("--truth needs at most 28 variables"))
+            .context("gen bn");
+        assert_eq!(code(&e), USAGE_ERROR);
+        let e = anyhow::Error::new(boltzkit::Error::param("rows", "must be at least 1"));
+        assert_eq!(code(&e), USAGE_ERROR);
+    }
+
+    #[test]
+    fn other_errors_exit_1() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let e = anyhow::Error::new(boltzkit::Error::io("/x/y.npy", io));
+        assert_eq!(code(&e), RUNTIME_FAILURE);
+        let e: anyhow::Result<()> = Err(anyhow::anyhow!("boom")).context("writing");
+        assert_eq!(code(&e.unwrap_err()), RUNTIME_FAILURE);
+    }
+
+    #[test]
+    fn message_is_one_line_with_context() {
+        let e = anyhow::anyhow!("line one\nline two").context("writing out.npy");
+        assert_eq!(one_line(&e), "writing out.npy: line one; line two");
+    }
+
+    #[test]
+    fn a_source_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let e = anyhow::Error::new(boltzkit::Error::io("/x/y.npy", io)).context("cannot write");
+        assert_eq!(one_line(&e), "cannot write: /x/y.npy: No such file");
+    }
+}

@@ -1,0 +1,162 @@
+//! The end-of-run summary: one JSON object on stdout (`--json`) or readable lines on stderr.
+//!
+//! ```text
+//! let mut s = Summary::new("gen ising", Some(seed));
+//! s.set("output", path.display().to_string()).set("samples", 1000);
+//! s.emit(&common)?;
+//! ```
+//!
+//! The JSON object always has `command`, `seed` (null for a command without randomness) and
+//! `wall_s` (seconds since [`Summary::new`]), then the fields in the order they were set. The
+//! human form leaves the seed out: [`crate::args::CommonArgs::init`] already printed it.
+
+use crate::args::CommonArgs;
+use anyhow::Context;
+use serde_json::Value;
+use std::io::Write;
+use std::time::Instant;
+
+/// Key/values describing a finished run.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    command: String,
+    seed: Option<u64>,
+    fields: Vec<(String, Value)>,
+    start: Instant,
+}
+
+impl Summary {
+    /// A summary of `command` (e.g. `"gen ising"`), run with `seed`; the wall clock starts now.
+    pub fn new(command: impl Into<String>, seed: Option<u64>) -> Self {
+        Summary {
+            command: command.into(),
+            seed,
+            fields: Vec::new(),
+            start: Instant::now(),
+        }
+    }
+
+    /// Sets `key` to `value` (replacing an earlier value of the same key, in place).
+    /// Non-finite floats become `null`. The keys `command`, `seed` and `wall_s` are written by
+    /// the summary itself; setting them is a programming error caught by a debug assertion.
+    pub fn set(&mut self, key: impl Into<String>, value: impl Into<Value>) -> &mut Self {
+        let key = key.into();
+        debug_assert!(
+            !["command", "seed", "wall_s"].contains(&key.as_str()),
+            "`{key}` is written by Summary itself"
+        );
+        let value = value.into();
+        match self.fields.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => *v = value,
+            None => self.fields.push((key, value)),
+        }
+        self
+    }
+
+    /// The summary as one compact JSON object on one line, fields in insertion order.
+    pub fn to_json(&self) -> String {
+        let mut entries: Vec<(&str, Value)> = vec![
+            ("command", Value::from(self.command.as_str())),
+            ("seed", self.seed.map_or(Value::Null, Value::from)),
+        ];
+        entries.extend(self.fields.iter().map(|(k, v)| (k.as_str(), v.clone())));
+        entries.push(("wall_s", Value::from(self.start.elapsed().as_secs_f64())));
+        let body: Vec<String> = entries
+            .iter()
+            .map(|(k, v)| format!("{}:{}", Value::from(*k), v))
+            .collect();
+        format!("{{{}}}", body.join(","))
+    }
+
+    /// The summary as readable lines: a title, then `  key: value` aligned.
+    pub fn to_human(&self) -> String {
+        let width = self.fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        let mut out = format!(
+            "{}: done in {:.3} s\n",
+            self.command,
+            self.start.elapsed().as_secs_f64()
+        );
+        for (k, v) in &self.fields {
+            let shown = match v {
+                Value::String(s) => s.clone(),
+                Value::Null => "none".to_string(),
+                other => other.to_string(),
+            };
+            out.push_str(&format!("  {k:<width$}  {shown}\n"));
+        }
+        out
+    }
+
+    /// Prints the summary: JSON on stdout with `--json`, else the human form on stderr
+    /// unless `--quiet`.
+    pub fn emit(&self, common: &CommonArgs) -> anyhow::Result<()> {
+        if common.json {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{}", self.to_json())
+                .and_then(|_| out.flush())
+                .context("writing the JSON summary to stdout")?;
+        } else if !common.quiet {
+            eprint!("{}", self.to_human());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_one_object_with_seed_fields_in_order_and_wall_time() {
+        let mut s = Summary::new("gen ising", Some(7));
+        s.set("output", "a.npy")
+            .set("samples", 10u64)
+            .set("nan", f64::NAN)
+            .set("samples", 11u64);
+        let text = s.to_json();
+        assert!(!text.contains('\n'));
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["command"], "gen ising");
+        assert_eq!(v["seed"], 7);
+        assert_eq!(v["output"], "a.npy");
+        assert_eq!(v["samples"], 11);
+        assert!(v["nan"].is_null());
+        assert!(v["wall_s"].as_f64().unwrap() >= 0.0);
+        let order: Vec<usize> = [
+            "\"command\"",
+            "\"seed\"",
+            "\"output\"",
+            "\"samples\"",
+            "\"wall_s\"",
+        ]
+        .iter()
+        .map(|k| text.find(k).unwrap())
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+        assert_eq!(
+            text.matches("\"samples\"").count(),
+            1,
+            "replaced in place: {text}"
+        );
+    }
+
+    #[test]
+    fn unseeded_summary_has_null_seed() {
+        let v: Value = serde_json::from_str(&Summary::new("x", None).to_json()).unwrap();
+        assert!(v["seed"].is_null());
+    }
+
+    #[test]
+    fn human_form_aligns_keys_and_unquotes_strings() {
+        let mut s = Summary::new("gen bn", Some(1));
+        s.set("output", "bn.csv")
+            .set("edges", 12u64)
+            .set("truth", Value::Null);
+        let h = s.to_human();
+        let lines: Vec<&str> = h.lines().collect();
+        assert!(lines[0].starts_with("gen bn: done in "), "{h}");
+        assert_eq!(lines[1], "  output  bn.csv");
+        assert_eq!(lines[2], "  edges   12");
+        assert_eq!(lines[3], "  truth   none");
+    }
+}
