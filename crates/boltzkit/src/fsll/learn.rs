@@ -288,7 +288,8 @@ pub fn fit_observed(
 
         // 2. the adjust and remove candidates of the basis in use
         let (kind, best) = best_candidate(best_append, &theta, &theta_bar, &d_bar, &pen);
-        if !(best.delta < -params.epsilon) {
+        let improves = best.delta < -params.epsilon;
+        if !improves {
             stop = StopReason::Converged;
             break;
         }
@@ -479,7 +480,7 @@ fn refresh(
 }
 
 /// Algorithm 3: `p(x) ← p(x) e^{δ Φ_y(x)} / Σ`, using `c± = e^{±δ}` (no exponential per state).
-fn multiply_by_exp_phi(layout: &Layout, p: &mut [f64], y: usize, delta: f64) {
+pub fn multiply_by_exp_phi(layout: &Layout, p: &mut [f64], y: usize, delta: f64) {
     let (c_plus, c_minus) = (delta.exp(), (-delta).exp());
     let pow2 = layout.is_power_of_two();
     let support: Vec<(usize, u32, u32, super::basis::LocalBasis)> = layout

@@ -10,6 +10,7 @@
 //! * [`model`]: [`FsllModel`] (probabilities, likelihood).
 
 pub mod basis;
+mod file;
 pub mod learn;
 pub mod model;
 pub mod penalty;
@@ -22,6 +23,7 @@ pub use learn::{
     fit, fit_observed, FitRecord, FsllFit, FsllParams, Progress, Step, StepKind, StopReason,
     TransformPath,
 };
+pub use file::FORMAT;
 pub use model::FsllModel;
 
 #[cfg(test)]
