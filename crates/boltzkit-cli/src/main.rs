@@ -8,8 +8,10 @@
 mod args;
 mod commands;
 mod exit;
+mod fsll_run;
 mod progress;
 mod report;
+mod repro;
 
 use clap::Parser;
 use std::process::ExitCode;

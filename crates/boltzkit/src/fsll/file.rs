@@ -41,8 +41,11 @@ impl FsllModel {
             path: path.to_path_buf(),
             reason,
         };
-        let cards: Vec<u32> = serde_json::from_str(file.meta("cardinalities")?)
-            .map_err(|e| bad(format!("metadata `cardinalities` is not a list of integers: {e}")))?;
+        let cards: Vec<u32> = serde_json::from_str(file.meta("cardinalities")?).map_err(|e| {
+            bad(format!(
+                "metadata `cardinalities` is not a list of integers: {e}"
+            ))
+        })?;
         let (bshape, basis) = file.u64("basis")?;
         let (tshape, theta) = file.f64("theta")?;
         if bshape.len() != 1 || bshape != tshape {

@@ -19,11 +19,11 @@ pub mod transform;
 pub mod xor;
 
 pub use basis::{Layout, LocalBasis};
+pub use file::FORMAT;
 pub use learn::{
     fit, fit_observed, FitRecord, FsllFit, FsllParams, Progress, Step, StepKind, StopReason,
     TransformPath,
 };
-pub use file::FORMAT;
 pub use model::FsllModel;
 
 #[cfg(test)]

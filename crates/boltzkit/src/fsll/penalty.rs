@@ -10,6 +10,7 @@ use super::basis::Layout;
 #[derive(Debug, Clone)]
 pub struct Penalty {
     base: f64,
+    min_nonzero: f64,
     low: Vec<f64>,
     high: Vec<f64>,
     split: usize,
@@ -57,8 +58,10 @@ impl Penalty {
                 })
                 .collect()
         };
+        let min_weight = weights.iter().cloned().fold(f64::INFINITY, f64::min);
         Penalty {
             base: n.ln() / (2.0 * n),
+            min_nonzero: n.ln() / (2.0 * n) + min_weight,
             low: table(0..n_low),
             high: table(n_low..layout.n_vars()),
             split,
@@ -73,6 +76,12 @@ impl Penalty {
             Some(s) => self.base + self.low[y & (self.split - 1)] + self.high[y >> s],
             None => self.base + self.low[y % self.split] + self.high[y / self.split],
         }
+    }
+
+    /// A lower bound of `r_y` over every `y ≠ 0` (at least one digit is non-zero), used by the
+    /// scan's cheap first test.
+    pub fn min_nonzero(&self) -> f64 {
+        self.min_nonzero
     }
 
     /// `r_y(N)` straight from Eq. (7), for tests.
@@ -101,6 +110,9 @@ mod tests {
                 let a = pen.at(y);
                 let b = Penalty::reference(&layout, 1000, y);
                 assert!((a - b).abs() < 1e-15, "{cards:?} y={y}: {a} vs {b}");
+                if y > 0 {
+                    assert!(pen.min_nonzero() <= a + 1e-18);
+                }
             }
         }
     }

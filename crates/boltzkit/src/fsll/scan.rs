@@ -43,6 +43,29 @@ fn may_beat(t: f64, d: f64, r: f64, champion: f64) -> bool {
     (r - champion) * (1.0 - t * t) < (t - d) * (t - d)
 }
 
+/// Lanes of the branch-free first test.
+pub(crate) const LANES: usize = 8;
+
+/// Branch-free first test over a block: true when any of its append candidates may beat
+/// `champion` by Eq. (21) with `r_y` replaced by its lower bound `r_min` (so a block it
+/// rejects holds no winner; one it accepts is scanned exactly).
+#[inline(always)]
+pub(crate) fn block_may_improve(
+    t: &[f64; LANES],
+    d: &[f64; LANES],
+    r_min: f64,
+    champion: f64,
+) -> bool {
+    let slack = r_min - champion;
+    let mut any = false;
+    for k in 0..LANES {
+        let tk = clamp_dual(t[k]);
+        let gap = t[k] - d[k];
+        any |= slack * (1.0 - tk * tk) < gap * gap;
+    }
+    any
+}
+
 /// The best candidate found so far: the lowest Δ, ties going to the lowest index.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Best {
@@ -99,8 +122,26 @@ pub fn scan_appends(theta_bar: &[f64], d_bar: &[f64], pen: &Penalty) -> Best {
         .map(|(c, (tb, db))| {
             let base = c * PIECE;
             let mut best = Best::NONE;
-            for (i, (&t, &d)) in tb.iter().zip(db).enumerate() {
-                best.offer_append(base + i, t, d, pen);
+            let r_min = pen.min_nonzero();
+            let mut blocks_t = tb.chunks_exact(LANES);
+            let mut blocks_d = db.chunks_exact(LANES);
+            for (b, (bt, bd)) in (&mut blocks_t).zip(&mut blocks_d).enumerate() {
+                let bt: &[f64; LANES] = bt.try_into().expect("exact chunk");
+                let bd: &[f64; LANES] = bd.try_into().expect("exact chunk");
+                if block_may_improve(bt, bd, r_min, best.delta) {
+                    for k in 0..LANES {
+                        best.offer_append(base + b * LANES + k, bt[k], bd[k], pen);
+                    }
+                }
+            }
+            let done = tb.len() - blocks_t.remainder().len();
+            for (i, (&t, &d)) in blocks_t
+                .remainder()
+                .iter()
+                .zip(blocks_d.remainder())
+                .enumerate()
+            {
+                best.offer_append(base + done + i, t, d, pen);
             }
             best
         })

@@ -11,7 +11,7 @@
 //! per iteration.
 
 use super::penalty::Penalty;
-use super::scan::{Best, PIECE};
+use super::scan::{block_may_improve, Best, LANES, PIECE};
 use rayon::prelude::*;
 
 /// One pending change `θ_y += δ`, in the form the XOR pass needs.
@@ -110,6 +110,10 @@ pub fn update_and_scan(
 }
 
 /// Updates the pairs `(lo[i], hi[i ^ y_low])` and offers both indices as append candidates.
+///
+/// Works in blocks of [`LANES`]: an aligned block of `lo` pairs with an aligned block of `hi`
+/// (XOR by `y_low`'s high bits, permuted inside by its low bits), the update and the cheap
+/// test of [`block_may_improve`] run branch-free, and only blocks that pass are scanned exactly.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn pair_kernel(
@@ -124,18 +128,54 @@ fn pair_kernel(
     best: &mut Best,
 ) {
     debug_assert_eq!(lo.len(), hi.len());
-    let d_lo = &d_bar[lo_base..lo_base + lo.len()];
-    let d_hi = &d_bar[hi_base..hi_base + hi.len()];
-    for i in 0..lo.len() {
-        let j = i ^ y_low;
-        let a = lo[i];
-        let b = hi[j];
-        let na = (a + u.tau * b) * u.inv;
-        let nb = (b + u.tau * a) * u.inv;
-        lo[i] = na;
-        hi[j] = nb;
-        best.offer_append(lo_base + i, na, d_lo[i], pen);
-        best.offer_append(hi_base + j, nb, d_hi[j], pen);
+    let len = lo.len();
+    let d_lo = &d_bar[lo_base..lo_base + len];
+    let d_hi = &d_bar[hi_base..hi_base + len];
+    if len < LANES {
+        for i in 0..len {
+            let j = i ^ y_low;
+            let (a, b) = (lo[i], hi[j]);
+            lo[i] = (a + u.tau * b) * u.inv;
+            hi[j] = (b + u.tau * a) * u.inv;
+            best.offer_append(lo_base + i, lo[i], d_lo[i], pen);
+            best.offer_append(hi_base + j, hi[j], d_hi[j], pen);
+        }
+        return;
+    }
+    let perm = y_low % LANES;
+    let r_min = pen.min_nonzero();
+    for i0 in (0..len).step_by(LANES) {
+        let j0 = i0 ^ (y_low - perm);
+        let mut a = [0.0; LANES];
+        let mut b = [0.0; LANES];
+        let mut da = [0.0; LANES];
+        let mut db = [0.0; LANES];
+        a.copy_from_slice(&lo[i0..i0 + LANES]);
+        da.copy_from_slice(&d_lo[i0..i0 + LANES]);
+        for k in 0..LANES {
+            b[k] = hi[j0 + (k ^ perm)];
+            db[k] = d_hi[j0 + (k ^ perm)];
+        }
+        let mut na = [0.0; LANES];
+        let mut nb = [0.0; LANES];
+        for k in 0..LANES {
+            na[k] = (a[k] + u.tau * b[k]) * u.inv;
+            nb[k] = (b[k] + u.tau * a[k]) * u.inv;
+        }
+        lo[i0..i0 + LANES].copy_from_slice(&na);
+        for k in 0..LANES {
+            hi[j0 + (k ^ perm)] = nb[k];
+        }
+        if block_may_improve(&na, &da, r_min, best.delta) {
+            for k in 0..LANES {
+                best.offer_append(lo_base + i0 + k, na[k], da[k], pen);
+            }
+        }
+        if block_may_improve(&nb, &db, r_min, best.delta) {
+            for k in 0..LANES {
+                best.offer_append(hi_base + j0 + (k ^ perm), nb[k], db[k], pen);
+            }
+        }
     }
 }
 

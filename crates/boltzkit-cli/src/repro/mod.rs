@@ -1,0 +1,3 @@
+//! `boltzkit repro <paper>`: regenerate a paper's tables from scratch.
+
+pub mod fsll;
