@@ -66,8 +66,8 @@ mod tests {
     fn value_stability() {
         let mut r = rng_from_seed(42);
         let first: u64 = r.random();
-        let mut r2 = rng_from_seed(42);
-        assert_eq!(first, r2.random::<u64>());
-        assert_eq!(derive_seed(0, 0), derive_seed(0, 0));
+        // pinned: changing the generator or the derivation changes every recorded experiment
+        assert_eq!(first, 15021278609987233951);
+        assert_eq!(derive_seed(7, 3), 5181754403628600566);
     }
 }
