@@ -11,17 +11,7 @@ use std::path::Path;
 
 /// The npy v1 header (magic, version, length, padded dictionary) for `descr` and C order.
 fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
-    let dims = match shape {
-        [d] => format!("({d},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
+    let dims = super::read::npy::shape_text(shape);
     let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {dims}, }}");
     // Pad with spaces so that magic + version + length + dict + '\n' is a multiple of 64.
     while (10 + h.len() + 1) % 64 != 0 {
@@ -123,14 +113,7 @@ pub fn write_csv(path: &Path, data: &Dataset) -> Result<()> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_dataset(path: &Path, data: &Dataset) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    let (stem, gz) = match name.strip_suffix(".gz") {
-        Some(s) => (s, true),
-        None => (name.as_str(), false),
-    };
+    let (stem, gz) = super::read::name_and_gz(path);
     let sep = if stem.ends_with(".npy") {
         None
     } else if stem.ends_with(".csv") {

@@ -2,7 +2,7 @@
 
 mod collect;
 mod idx;
-mod npy;
+pub(crate) mod npy;
 mod text;
 
 use crate::data::Dataset;
@@ -78,16 +78,21 @@ enum Format {
 const KNOWN: &str = ".npy, .csv, .tsv, .data, .amat, .txt or IDX (*-ubyte, *.idx), \
                      optionally gzipped (.gz)";
 
-/// The format of `path` from its name, and whether it is gzipped.
-fn detect(path: &Path) -> Result<(Format, bool)> {
+/// The lower-cased file name of `path` without a trailing `.gz`, and whether it had one.
+pub(crate) fn name_and_gz(path: &Path) -> (String, bool) {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    let (stem, gz) = match name.strip_suffix(".gz") {
-        Some(s) => (s, true),
-        None => (name.as_str(), false),
-    };
+    match name.strip_suffix(".gz") {
+        Some(s) => (s.to_string(), true),
+        None => (name, false),
+    }
+}
+
+/// The format of `path` from its name, and whether it is gzipped.
+fn detect(path: &Path) -> Result<(Format, bool)> {
+    let (stem, gz) = name_and_gz(path);
     let format = if stem.ends_with(".npy") {
         Format::Npy
     } else if stem.ends_with(".csv") || stem.ends_with(".tsv") || stem.ends_with(".data") {
@@ -97,7 +102,7 @@ fn detect(path: &Path) -> Result<(Format, bool)> {
     } else if stem.ends_with("ubyte") || stem.ends_with(".idx") {
         Format::Idx
     } else {
-        let ext = Path::new(stem)
+        let ext = Path::new(&stem)
             .extension()
             .map(|e| format!("extension '.{}'", e.to_string_lossy()))
             .unwrap_or_else(|| "no extension".into());

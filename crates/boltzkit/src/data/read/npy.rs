@@ -76,7 +76,8 @@ struct Header {
     data_start: usize,
 }
 
-fn shape_text(shape: &[usize]) -> String {
+/// A shape as numpy prints it: `(3,)`, `(2, 4)`.
+pub(crate) fn shape_text(shape: &[usize]) -> String {
     match shape {
         [d] => format!("({d},)"),
         _ => format!(
