@@ -46,3 +46,521 @@ mod tests {
         assert!((p[0] - 1.0 / 3.0).abs() < 1e-12 && (p[1] - 2.0 / 3.0).abs() < 1e-12);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// f32 GEMM and vectorizable elementwise kernels (RBM hot paths).
+// ---------------------------------------------------------------------------------------------
+
+/// Whether a GEMM operand is used as stored or transposed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// The matrix as stored.
+    N,
+    /// Its transpose.
+    T,
+}
+
+/// `C ← α·op(A)·op(B) + β·C` for row-major, contiguous `f32` matrices; the one GEMM entry point.
+///
+/// `op(A)` is `m × k` and `op(B)` is `k × n`; `A` is stored `m × k` for [`Op::N`] and `k × m` for
+/// [`Op::T`] (likewise `B`), and `C` is `m × n`. With `β = 0`, `C` is only written (NaNs in it
+/// do not propagate). The backend is the `gemm` crate (pure Rust, SIMD kernels chosen at run
+/// time; measured fastest of `gemm`, `faer` and `matrixmultiply` on the RBM shapes), run
+/// single-threaded here; [`sgemm_par`] splits `C` over threads. RBM uses: `V·W` (hidden input),
+/// `H·Wᵀ` (visible input), `Vᵀ·H` (statistics).
+///
+/// # Panics
+/// When a slice is shorter than its stated shape (a programming error, not user input).
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm(
+    op_a: Op,
+    op_b: Op,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: &[f32],
+    b: &[f32],
+    beta: f32,
+    c: &mut [f32],
+) {
+    gemm_dispatch(op_a, op_b, m, n, k, alpha, a, b, beta, c, false);
+}
+
+/// [`sgemm`] with `C` split into fixed blocks of [`GEMM_BLOCK`] columns (when `n ≥ m`) or rows
+/// computed in parallel on the current rayon pool. The split depends only on the shapes, so
+/// the result is the same bits for any number of threads.
+///
+/// # Panics
+/// When a slice is shorter than its stated shape (a programming error, not user input).
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm_par(
+    op_a: Op,
+    op_b: Op,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: &[f32],
+    b: &[f32],
+    beta: f32,
+    c: &mut [f32],
+) {
+    gemm_dispatch(op_a, op_b, m, n, k, alpha, a, b, beta, c, true);
+}
+
+/// Rows or columns of `C` per parallel task in [`sgemm_par`].
+pub const GEMM_BLOCK: usize = 128;
+
+/// Products smaller than this many multiply-adds run on one thread in [`sgemm_par`].
+const GEMM_PAR_MIN: usize = 1 << 20;
+
+#[allow(clippy::too_many_arguments)]
+fn gemm_dispatch(
+    op_a: Op,
+    op_b: Op,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: &[f32],
+    b: &[f32],
+    beta: f32,
+    c: &mut [f32],
+    parallel: bool,
+) {
+    assert!(
+        a.len() >= m * k,
+        "sgemm: A has {} < {m}×{k} entries",
+        a.len()
+    );
+    assert!(
+        b.len() >= k * n,
+        "sgemm: B has {} < {k}×{n} entries",
+        b.len()
+    );
+    assert!(
+        c.len() >= m * n,
+        "sgemm: C has {} < {m}×{n} entries",
+        c.len()
+    );
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        scale_or_zero(&mut c[..m * n], beta);
+        return;
+    }
+    // (row stride, column stride) of op(A) and op(B) in their row-major storage
+    let (rsa, csa) = match op_a {
+        Op::N => (k, 1),
+        Op::T => (1, m),
+    };
+    let (rsb, csb) = match op_b {
+        Op::N => (n, 1),
+        Op::T => (1, k),
+    };
+    let (pa, pb, pc) = (
+        a.as_ptr() as usize,
+        b.as_ptr() as usize,
+        c.as_mut_ptr() as usize,
+    );
+    // One block: rows i0..i0+mb and columns j0..j0+nb of C.
+    let block = |i0: usize, mb: usize, j0: usize, nb: usize| {
+        // SAFETY: the asserts above guarantee every index the kernel touches is in bounds:
+        // op(A) rows i0..i0+mb ⊆ 0..m and columns < k, with the strides of its m×k or k×m
+        // storage; op(B) columns j0..j0+nb ⊆ 0..n likewise; C rows and columns in range.
+        // Blocks write disjoint elements of C (borrowed mutably for this call), and C does not
+        // alias A or B. `gemm` computes dst ← alpha·dst + beta·lhs·rhs, reading dst only when
+        // asked to.
+        unsafe {
+            gemm::gemm(
+                mb,
+                nb,
+                k,
+                (pc as *mut f32).add(i0 * n + j0),
+                1,
+                n as isize,
+                beta != 0.0,
+                (pa as *const f32).add(i0 * rsa),
+                csa as isize,
+                rsa as isize,
+                (pb as *const f32).add(j0 * csb),
+                csb as isize,
+                rsb as isize,
+                beta,
+                alpha,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            );
+        }
+    };
+    if !parallel || m * n * k < GEMM_PAR_MIN {
+        block(0, m, 0, n);
+    } else if n >= m {
+        (0..n.div_ceil(GEMM_BLOCK)).into_par_iter().for_each(|t| {
+            let j0 = t * GEMM_BLOCK;
+            block(0, m, j0, GEMM_BLOCK.min(n - j0));
+        });
+    } else {
+        (0..m.div_ceil(GEMM_BLOCK)).into_par_iter().for_each(|t| {
+            let i0 = t * GEMM_BLOCK;
+            block(i0, GEMM_BLOCK.min(m - i0), 0, n);
+        });
+    }
+}
+
+fn scale_or_zero(c: &mut [f32], beta: f32) {
+    if beta == 0.0 {
+        c.fill(0.0);
+    } else {
+        c.iter_mut().for_each(|x| *x *= beta);
+    }
+}
+
+/// `e^x` in `f32`, branch-free so loops over slices vectorize (Cephes `expf` polynomial, the
+/// rounding to an integer by the `1.5·2^23` trick instead of a libm `floor`; relative error
+/// below `2e-7`); inputs are clamped to `[−87.3, 88]`, so it never returns
+/// infinity or a denormal.
+#[inline(always)]
+pub fn fast_exp(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const C1: f32 = 0.693_359_4;
+    const C2: f32 = -2.121_944_4e-4;
+    // 1.5·2^23: adding it rounds to the nearest integer, which lands in the low mantissa bits
+    const MAGIC: f32 = 12_582_912.0;
+    let x = x.clamp(-87.3, 88.0);
+    let t = x * LOG2E + MAGIC;
+    let fx = t - MAGIC;
+    let ni = t.to_bits().wrapping_sub(MAGIC.to_bits()) as i32;
+    let r = x - fx * C1 - fx * C2;
+    let mut y = 1.987_569_1e-4_f32;
+    y = y * r + 1.398_199_9e-3;
+    y = y * r + 8.333_452e-3;
+    y = y * r + 4.166_579_6e-2;
+    y = y * r + 1.666_666_5e-1;
+    y = y * r + 0.5;
+    y = y * r * r + r + 1.0;
+    let pow2 = f32::from_bits(((ni + 127) as u32) << 23);
+    y * pow2
+}
+
+/// `ln x` in `f32` for finite `x > 0`, branch-free (Cephes `logf` polynomial, relative error
+/// below `2e-7` away from `x = 1`, absolute below `1e-7` near it).
+#[inline(always)]
+pub fn fast_ln(x: f32) -> f32 {
+    const SQRTHF: f32 = std::f32::consts::FRAC_1_SQRT_2;
+    let bits = x.to_bits();
+    let mut e = ((bits >> 23) & 0xff) as i32 - 126;
+    // mantissa in [0.5, 1)
+    let mut m = f32::from_bits((bits & 0x007f_ffff) | 0x3f00_0000);
+    let small = m < SQRTHF;
+    e -= small as i32;
+    m = if small { m + m - 1.0 } else { m - 1.0 };
+    let ef = e as f32;
+    let z = m * m;
+    let mut y = 7.037_683_6e-2_f32;
+    y = y * m - 1.151_461e-1;
+    y = y * m + 1.167_699_9e-1;
+    y = y * m - 1.242_014_1e-1;
+    y = y * m + 1.424_932_3e-1;
+    y = y * m - 1.666_805_8e-1;
+    y = y * m + 2.000_071_4e-1;
+    y = y * m - 2.499_999_4e-1;
+    y = y * m + 3.333_333e-1;
+    y = y * m * z;
+    y += ef * -2.121_944_4e-4;
+    y += -0.5 * z;
+    m + y + ef * 0.693_359_4
+}
+
+/// The logistic function `σ(x) = 1 / (1 + e^{−x})` in `f32` (via [`fast_exp`]).
+#[inline(always)]
+pub fn fast_sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + fast_exp(-x))
+}
+
+/// `softplus(x) = ln(1 + e^x)` in `f32`, computed as `max(x, 0) + ln(1 + e^{−|x|})`, the
+/// logarithm corrected as `ln(u) · t / (u − 1)` with `u = 1 + t` (Goldberg's trick) so small
+/// results keep their relative accuracy.
+#[inline(always)]
+pub fn fast_softplus(x: f32) -> f32 {
+    x.max(0.0) + fast_log1p_exp_neg(x.abs())
+}
+
+/// `ln(1 + e^{−a})` for `a ≥ 0` in `f32`, branch-free (the bounded part of softplus, in
+/// `(0, ln 2]`, absolute error below `2e-7`); `ln(1 + t)` is computed as `ln(u) · t / (u − 1)`,
+/// `u = 1 + t`, which cancels the rounding of `1 + t` (Goldberg's trick).
+#[inline(always)]
+pub fn fast_log1p_exp_neg(a: f32) -> f32 {
+    let t = fast_exp(-a);
+    let u = 1.0 + t;
+    let d = u - 1.0;
+    // both sides computed, then selected: no branch, so loops vectorize
+    let corrected = fast_ln(u) * (t / d);
+    if d == 0.0 {
+        t
+    } else {
+        corrected
+    }
+}
+
+/// Defines a slice kernel `$name` that runs its body compiled for AVX2 when the CPU has it
+/// (detected once, at run time) and for the baseline target otherwise. Rust never fuses
+/// multiply-adds on its own, so both versions give the same bits.
+macro_rules! multiversion {
+    ($(#[$doc:meta])* pub fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        $(#[$doc])*
+        pub fn $name($($arg: $ty),*) -> $ret {
+            #[inline(always)]
+            fn generic($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2($($arg: $ty),*) -> $ret {
+                    generic($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2 (checked just above).
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            generic($($arg),*)
+        }
+    };
+}
+
+multiversion! {
+    /// `x_i ← σ(x_i)` over a slice (vectorized; AVX2 when available).
+    pub fn sigmoid_inplace(x: &mut [f32]) -> () {
+        for v in x.iter_mut() {
+            *v = fast_sigmoid(*v);
+        }
+    }
+}
+
+multiversion! {
+    /// `x_i ← softplus(x_i)` over a slice (vectorized; AVX2 when available).
+    pub fn softplus_inplace(x: &mut [f32]) -> () {
+        for v in x.iter_mut() {
+            *v = fast_softplus(*v);
+        }
+    }
+}
+
+multiversion! {
+    /// `Σ_i softplus(x_i)`, each term in `f32` and the sum accumulated in `f64` over fixed lanes
+    /// (deterministic; vectorized, AVX2 when available).
+    pub fn softplus_sum(x: &[f32]) -> f64 {
+        const LANES: usize = 8;
+        let mut acc = [0f64; LANES];
+        let mut chunks = x.chunks_exact(LANES);
+        for ch in &mut chunks {
+            for (a, &v) in acc.iter_mut().zip(ch) {
+                *a += f64::from(fast_softplus(v));
+            }
+        }
+        let tail: f64 = chunks.remainder().iter().map(|&v| f64::from(fast_softplus(v))).sum();
+        acc.iter().sum::<f64>() + tail
+    }
+}
+
+multiversion! {
+    /// `Σ_i softplus(x_i)` for `f64` inputs: the unbounded part `max(x_i, 0)` exactly in `f64`,
+    /// the bounded part `ln(1 + e^{−|x_i|})` by [`fast_log1p_exp_neg`] in `f32` (in `scratch`,
+    /// at least as long as `x`), accumulated in `f64` over fixed lanes (absolute error below
+    /// `2e-7` per term, deterministic; vectorized, AVX2 when available).
+    pub fn softplus_sum_f64_fast(x: &[f64], scratch: &mut [f32]) -> f64 {
+        const LANES: usize = 8;
+        let buf = &mut scratch[..x.len()];
+        let mut pos = [0f64; LANES];
+        let mut xc = x.chunks_exact(LANES);
+        let mut bc = buf.chunks_exact_mut(LANES);
+        for (xs, bs) in (&mut xc).zip(&mut bc) {
+            for ((p, b), &v) in pos.iter_mut().zip(bs.iter_mut()).zip(xs) {
+                *p += v.max(0.0);
+                *b = v.abs() as f32;
+            }
+        }
+        let mut tail = 0f64;
+        for (b, &v) in bc.into_remainder().iter_mut().zip(xc.remainder()) {
+            tail += v.max(0.0);
+            *b = v.abs() as f32;
+        }
+        for b in buf.iter_mut() {
+            *b = fast_log1p_exp_neg(*b);
+        }
+        let mut acc = [0f64; LANES];
+        let mut chunks = buf.chunks_exact(LANES);
+        for ch in &mut chunks {
+            for (a, &v) in acc.iter_mut().zip(ch) {
+                *a += f64::from(v);
+            }
+        }
+        tail += chunks.remainder().iter().map(|&v| f64::from(v)).sum::<f64>();
+        pos.iter().sum::<f64>() + acc.iter().sum::<f64>() + tail
+    }
+}
+
+/// `softplus(x) = ln(1 + e^x)` in `f64`, stable for every finite `x` (reference precision).
+#[inline]
+pub fn softplus_f64(x: f64) -> f64 {
+    x.max(0.0) + (-x.abs()).exp().ln_1p()
+}
+
+/// `σ(x) = 1 / (1 + e^{−x})` in `f64` (reference precision).
+#[inline]
+pub fn sigmoid_f64(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// Adds `bias` (length `n`) to every row of the row-major `rows × n` matrix `x`.
+///
+/// # Panics
+/// When `x.len()` is not a multiple of `bias.len()`.
+pub fn add_row_bias(x: &mut [f32], bias: &[f32]) {
+    let n = bias.len();
+    assert!(n > 0 && x.len() % n == 0, "add_row_bias: shape");
+    for row in x.chunks_exact_mut(n) {
+        row.iter_mut().zip(bias).for_each(|(v, &b)| *v += b);
+    }
+}
+
+#[cfg(test)]
+mod f32_tests {
+    use super::*;
+
+    fn naive(op_a: Op, op_b: Op, m: usize, n: usize, k: usize, a: &[f32], b: &[f32]) -> Vec<f64> {
+        let at = |i: usize, l: usize| match op_a {
+            Op::N => a[i * k + l],
+            Op::T => a[l * m + i],
+        };
+        let bt = |l: usize, j: usize| match op_b {
+            Op::N => b[l * n + j],
+            Op::T => b[j * k + l],
+        };
+        let mut c = vec![0f64; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                c[i * n + j] = (0..k)
+                    .map(|l| f64::from(at(i, l)) * f64::from(bt(l, j)))
+                    .sum();
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn sgemm_matches_naive_in_every_layout() {
+        let (m, n, k) = (7, 5, 11);
+        let a: Vec<f32> = (0..m * k)
+            .map(|i| ((i * 37) % 19) as f32 / 19.0 - 0.4)
+            .collect();
+        let b: Vec<f32> = (0..k * n)
+            .map(|i| ((i * 53) % 23) as f32 / 23.0 - 0.6)
+            .collect();
+        for op_a in [Op::N, Op::T] {
+            for op_b in [Op::N, Op::T] {
+                let want = naive(op_a, op_b, m, n, k, &a, &b);
+                let mut c = vec![1f32; m * n];
+                sgemm(op_a, op_b, m, n, k, 2.0, &a, &b, 0.5, &mut c);
+                for (x, w) in c.iter().zip(&want) {
+                    assert!(
+                        (f64::from(*x) - (2.0 * w + 0.5)).abs() < 1e-5,
+                        "{op_a:?}{op_b:?}"
+                    );
+                }
+                let mut c = vec![f32::NAN; m * n];
+                sgemm(op_a, op_b, m, n, k, 1.0, &a, &b, 0.0, &mut c);
+                for (x, w) in c.iter().zip(&want) {
+                    assert!((f64::from(*x) - w).abs() < 1e-5);
+                }
+            }
+        }
+        // the parallel split (both directions, ragged last block) gives the same bits
+        for (m, n, k) in [(300, 70, 60), (70, 300, 60)] {
+            let a: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 37) % 19) as f32 / 19.0 - 0.4)
+                .collect();
+            let b: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 53) % 23) as f32 / 23.0 - 0.6)
+                .collect();
+            for (op_a, op_b) in [
+                (Op::N, Op::N),
+                (Op::T, Op::N),
+                (Op::N, Op::T),
+                (Op::T, Op::T),
+            ] {
+                let mut c1 = vec![0.5f32; m * n];
+                let mut c2 = c1.clone();
+                sgemm(op_a, op_b, m, n, k, 1.5, &a, &b, -1.0, &mut c1);
+                sgemm_par(op_a, op_b, m, n, k, 1.5, &a, &b, -1.0, &mut c2);
+                assert_eq!(c1, c2, "{m}×{n}×{k} {op_a:?}{op_b:?}");
+                let want = naive(op_a, op_b, m, n, k, &a, &b);
+                for (x, w) in c2.iter().zip(&want) {
+                    assert!((f64::from(*x) - (1.5 * w - 0.5)).abs() < 1e-4);
+                }
+            }
+        }
+        let mut c = vec![3f32; 4];
+        sgemm(Op::N, Op::N, 2, 2, 0, 1.0, &[], &[], 0.0, &mut c);
+        assert_eq!(c, vec![0.0; 4]);
+    }
+
+    #[test]
+    fn fast_math_is_accurate() {
+        let mut worst = [0f64; 4];
+        for i in -20_000..=20_000 {
+            let x = i as f32 * 0.004; // [-80, 80]
+            let xd = f64::from(x);
+            let e = f64::from(fast_exp(x));
+            worst[0] = worst[0].max(((e - xd.exp()) / xd.exp()).abs());
+            let s = f64::from(fast_sigmoid(x));
+            worst[1] = worst[1].max((s - sigmoid_f64(xd)).abs());
+            let sp = f64::from(fast_softplus(x));
+            let spr = softplus_f64(xd);
+            worst[2] = worst[2].max(((sp - spr) / spr.max(1e-30)).abs());
+            let y = (x.abs() + 1e-3) * 1.7;
+            let l = f64::from(fast_ln(y));
+            worst[3] =
+                worst[3].max((l - f64::from(y).ln()).abs() / f64::from(y).ln().abs().max(1.0));
+        }
+        assert!(worst[0] < 5e-7, "exp {}", worst[0]);
+        assert!(worst[1] < 2e-7, "sigmoid {}", worst[1]);
+        assert!(worst[2] < 5e-7, "softplus {}", worst[2]);
+        assert!(worst[3] < 5e-7, "ln {}", worst[3]);
+        // clamps instead of overflowing
+        assert!(fast_exp(1000.0).is_finite() && fast_exp(-1000.0) >= 0.0);
+        assert_eq!(fast_sigmoid(-200.0), fast_sigmoid(-200.0).max(0.0));
+        assert!((fast_softplus(200.0) - 200.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn slice_kernels_match_scalar_reference() {
+        let x: Vec<f32> = (0..37).map(|i| i as f32 * 0.7 - 12.0).collect();
+        let mut s = x.clone();
+        sigmoid_inplace(&mut s);
+        let mut p = x.clone();
+        softplus_inplace(&mut p);
+        let want: f64 = x.iter().map(|&v| softplus_f64(f64::from(v))).sum();
+        assert!((softplus_sum(&x) - want).abs() < 1e-5 * want);
+        for ((&v, &sv), &pv) in x.iter().zip(&s).zip(&p) {
+            assert!((f64::from(sv) - sigmoid_f64(f64::from(v))).abs() < 2e-7);
+            assert!((f64::from(pv) - softplus_f64(f64::from(v))).abs() < 1e-5);
+        }
+        let xd: Vec<f64> = (0..1001).map(|i| f64::from(i) * 0.061 - 30.0).collect();
+        let want: f64 = xd.iter().map(|&v| softplus_f64(v)).sum();
+        let got = softplus_sum_f64_fast(&xd, &mut vec![0.0; xd.len()]);
+        assert!((got - want).abs() < 1001.0 * 2e-7, "{got} vs {want}");
+        for &v in &xd {
+            let want = (-v.abs()).exp().ln_1p();
+            let got = f64::from(fast_log1p_exp_neg(v.abs() as f32));
+            assert!((got - want).abs() < 2e-7, "{v}: {got} vs {want}");
+        }
+        let mut m = vec![0f32; 6];
+        add_row_bias(&mut m, &[1.0, 2.0, 3.0]);
+        assert_eq!(m, vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    }
+}

@@ -1,0 +1,27 @@
+//! Restricted Boltzmann machines (binary units, standard energy `E(v,h) = −vᵀWh − bᵀv − cᵀh`).
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`model`] | [`Rbm`]: parameters, energy, free energy, conditionals on mini-batches, Sec. 4.1 initialization |
+//! | [`gibbs`] | [`GibbsChains`]: block Gibbs on mini-batches of chains, per-chain seeded streams |
+//! | [`ais`] | annealed importance sampling of `ln Z` from a base-rate model (linear and standard schedules) |
+//! | [`exact`] | enumeration of the smaller layer (≤ 30 units): `ln Z`, average log-likelihood, its exact gradient |
+//! | [`monitor`] | cheap deterministic monitors: mean-field reconstruction error, full pseudo-log-likelihood |
+//! | [`train`] | [`train::GradientEstimator`] (CD-k, PCD-k), [`train::Sdcp`] (S-DCP, Alg. 3), [`train::Gradient`], the [`train::Sgd`] step |
+//!
+//! Paper: Upadhya & Sastry, *Learning RBMs using stochastic difference of convex functions
+//! programming* (S-DCP; equations and algorithms cited as "Eq. 5", "Alg. 3").
+
+pub mod ais;
+pub mod exact;
+pub mod gibbs;
+pub mod model;
+pub mod monitor;
+pub mod train;
+
+#[cfg(test)]
+mod testutil;
+
+pub use exact::{ExactGradient, Precision};
+pub use gibbs::{sample_bernoulli, GibbsChains};
+pub use model::{fill_batch, visible_means, Rbm};

@@ -1,0 +1,533 @@
+//! [`Rbm`]: the binary restricted Boltzmann machine with the standard energy
+//! `E(v, h) = −vᵀWh − bᵀv − cᵀh` (Eq. 1 of Upadhya & Sastry, *S-DCP*), its free energy, both
+//! conditionals on mini-batches, and the initialization of their Sec. 4.1.
+//!
+//! Mini-batches are row-major `f32` matrices, one sample per row (`batch × n_visible` for
+//! visible states, `batch × n_hidden` for hidden ones), holding 0.0 / 1.0 for states and
+//! values in `[0, 1]` for probabilities.
+
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::linalg::{self, Op};
+use rand::Rng;
+use rand_distr::{Distribution as _, Normal};
+
+/// Data means are clamped to `[EPS, 1 − EPS]` before the logit of the base-rate initialization,
+/// so a unit that is always on or off in the data gets a large but finite bias.
+pub const BASE_RATE_EPS: f64 = 1e-3;
+
+/// A binary RBM with `n_visible` visible and `n_hidden` hidden 0/1 units.
+///
+/// Invariants (checked by [`Rbm::new`]): at least one unit in each layer, `W` is
+/// `n_visible × n_hidden` row-major (`W[i·n_hidden + j]` couples `v_i` and `h_j`), `b` has
+/// `n_visible` entries, `c` has `n_hidden`, all finite.
+///
+/// ```
+/// use boltzkit::rbm::Rbm;
+/// use boltzkit::rng::rng_from_seed;
+/// let rbm = Rbm::random(6, 3, 0.5, &mut rng_from_seed(1))?;
+/// // p(h = 1 | v) for a batch of two visible vectors
+/// let v = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0, /* second row */ 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+/// let mut ph = [0.0f32; 6];
+/// rbm.hidden_probs(&v, &mut ph)?;
+/// assert!(ph.iter().all(|&p| p > 0.0 && p < 1.0));
+/// # Ok::<(), boltzkit::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rbm {
+    n_visible: usize,
+    n_hidden: usize,
+    w: Vec<f32>,
+    b: Vec<f32>,
+    c: Vec<f32>,
+}
+
+impl Rbm {
+    /// A model from its parameters, checked (shapes, finiteness).
+    pub fn new(
+        n_visible: usize,
+        n_hidden: usize,
+        w: Vec<f32>,
+        b: Vec<f32>,
+        c: Vec<f32>,
+    ) -> Result<Self> {
+        if n_visible == 0 {
+            return Err(Error::param(
+                "n_visible",
+                "an RBM needs at least one visible unit",
+            ));
+        }
+        if n_hidden == 0 {
+            return Err(Error::param(
+                "n_hidden",
+                "an RBM needs at least one hidden unit",
+            ));
+        }
+        let check = |name: &str, v: &[f32], len: usize| -> Result<()> {
+            if v.len() != len {
+                return Err(Error::Shape {
+                    op: "Rbm::new".into(),
+                    expected: format!("{name} with {len} entries"),
+                    found: format!("{}", v.len()),
+                });
+            }
+            if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+                return Err(Error::Numerical {
+                    context: "Rbm::new".into(),
+                    detail: format!("{name}[{i}] = {} is not finite", v[i]),
+                });
+            }
+            Ok(())
+        };
+        check("W", &w, n_visible * n_hidden)?;
+        check("b", &b, n_visible)?;
+        check("c", &c, n_hidden)?;
+        Ok(Rbm {
+            n_visible,
+            n_hidden,
+            w,
+            b,
+            c,
+        })
+    }
+
+    /// The model with every parameter zero (the uniform distribution).
+    pub fn zeros(n_visible: usize, n_hidden: usize) -> Result<Self> {
+        Rbm::new(
+            n_visible,
+            n_hidden,
+            vec![0.0; n_visible * n_hidden],
+            vec![0.0; n_visible],
+            vec![0.0; n_hidden],
+        )
+    }
+
+    /// Every parameter (`W`, `b`, `c`) drawn from `N(0, sigma²)`; for tests and examples.
+    pub fn random<R: Rng + ?Sized>(
+        n_visible: usize,
+        n_hidden: usize,
+        sigma: f32,
+        rng: &mut R,
+    ) -> Result<Self> {
+        let normal = normal(sigma)?;
+        let mut draw = |n: usize| -> Vec<f32> { (0..n).map(|_| normal.sample(rng)).collect() };
+        let w = draw(n_visible * n_hidden);
+        let b = draw(n_visible);
+        let c = draw(n_hidden);
+        Rbm::new(n_visible, n_hidden, w, b, c)
+    }
+
+    /// The initialization of Sec. 4.1 of the S-DCP paper: `W ~ N(0, sigma²)` (the paper uses
+    /// `sigma = 0.01`), `c = 0`, and `b_i = logit(mean_i)`, the inverse sigmoid of the data
+    /// mean of `v_i` clamped to `[BASE_RATE_EPS, 1 − BASE_RATE_EPS]` (base-rate
+    /// initialization, Hinton 2010). The data must be binary and non-empty.
+    pub fn init_from_data<R: Rng + ?Sized>(
+        data: &Dataset,
+        n_hidden: usize,
+        sigma: f32,
+        rng: &mut R,
+    ) -> Result<Self> {
+        let mean = visible_means(data)?;
+        let n_visible = mean.len();
+        let normal = normal(sigma)?;
+        let w: Vec<f32> = (0..n_visible * n_hidden)
+            .map(|_| normal.sample(rng))
+            .collect();
+        let b = mean
+            .iter()
+            .map(|&p| {
+                let p = p.clamp(BASE_RATE_EPS, 1.0 - BASE_RATE_EPS);
+                (p / (1.0 - p)).ln() as f32
+            })
+            .collect();
+        Rbm::new(n_visible, n_hidden, w, b, vec![0.0; n_hidden])
+    }
+
+    /// Number of visible units.
+    pub fn n_visible(&self) -> usize {
+        self.n_visible
+    }
+
+    /// Number of hidden units.
+    pub fn n_hidden(&self) -> usize {
+        self.n_hidden
+    }
+
+    /// The weights, `n_visible × n_hidden` row-major.
+    pub fn w(&self) -> &[f32] {
+        &self.w
+    }
+
+    /// The visible biases.
+    pub fn b(&self) -> &[f32] {
+        &self.b
+    }
+
+    /// The hidden biases.
+    pub fn c(&self) -> &[f32] {
+        &self.c
+    }
+
+    /// Mutable views of `(W, b, c)` for optimizer steps (shapes cannot change).
+    pub fn params_mut(&mut self) -> (&mut [f32], &mut [f32], &mut [f32]) {
+        (&mut self.w, &mut self.b, &mut self.c)
+    }
+
+    /// Whether every parameter is finite (the divergence guard's check).
+    pub fn is_finite(&self) -> bool {
+        self.w
+            .iter()
+            .chain(&self.b)
+            .chain(&self.c)
+            .all(|x| x.is_finite())
+    }
+
+    /// The energy `E(v, h) = −vᵀWh − bᵀv − cᵀh` of one joint state (0/1 entries), in `f64`.
+    pub fn energy(&self, v: &[u8], h: &[u8]) -> Result<f64> {
+        self.check_state("v", v, self.n_visible)?;
+        self.check_state("h", h, self.n_hidden)?;
+        let mut e = 0.0f64;
+        for (i, &vi) in v.iter().enumerate() {
+            if vi == 0 {
+                continue;
+            }
+            e -= f64::from(self.b[i]);
+            let row = &self.w[i * self.n_hidden..(i + 1) * self.n_hidden];
+            e -= row
+                .iter()
+                .zip(h)
+                .filter(|(_, &hj)| hj != 0)
+                .map(|(&w, _)| f64::from(w))
+                .sum::<f64>();
+        }
+        e -= self
+            .c
+            .iter()
+            .zip(h)
+            .filter(|(_, &hj)| hj != 0)
+            .map(|(&c, _)| f64::from(c))
+            .sum::<f64>();
+        Ok(e)
+    }
+
+    /// The free energy `F(v) = −bᵀv − Σ_j softplus(c_j + vᵀW_{:,j})`, so that
+    /// `p(v) = e^{−F(v)} / Z` (sum over `h` of `e^{−E(v,h)}`), computed in `f64` throughout.
+    pub fn free_energy(&self, v: &[u8]) -> Result<f64> {
+        self.check_state("v", v, self.n_visible)?;
+        let mut x: Vec<f64> = self.c.iter().map(|&c| f64::from(c)).collect();
+        let mut lin = 0.0f64;
+        for (i, &vi) in v.iter().enumerate() {
+            if vi != 0 {
+                lin += f64::from(self.b[i]);
+                let row = &self.w[i * self.n_hidden..(i + 1) * self.n_hidden];
+                x.iter_mut().zip(row).for_each(|(a, &w)| *a += f64::from(w));
+            }
+        }
+        Ok(-lin - x.iter().map(|&a| linalg::softplus_f64(a)).sum::<f64>())
+    }
+
+    /// Free energies of a mini-batch `v` (`batch × n_visible`, 0/1 as `f32`) into `out`
+    /// (length `batch`): the hidden input by GEMM in `f32`, softplus terms summed in `f64`.
+    /// `scratch` must hold `batch × n_hidden` values.
+    pub fn free_energy_batch(&self, v: &[f32], out: &mut [f64], scratch: &mut [f32]) -> Result<()> {
+        let batch = self.batch_rows("free_energy_batch", v, self.n_visible)?;
+        check_len("free_energy_batch", "out", out.len(), batch)?;
+        check_len(
+            "free_energy_batch",
+            "scratch",
+            scratch.len(),
+            batch * self.n_hidden,
+        )?;
+        self.hidden_input(v, scratch)?;
+        for ((vr, xr), f) in v
+            .chunks_exact(self.n_visible)
+            .zip(scratch.chunks_exact(self.n_hidden))
+            .zip(out.iter_mut())
+        {
+            let lin: f64 = vr
+                .iter()
+                .zip(&self.b)
+                .map(|(&x, &b)| f64::from(x) * f64::from(b))
+                .sum();
+            *f = -lin - linalg::softplus_sum(xr);
+        }
+        Ok(())
+    }
+
+    /// The hidden input `V·W + c` of a mini-batch `v` (`batch × n_visible`) into `out`
+    /// (`batch × n_hidden`), by [`linalg::sgemm_par`] (same bits for any thread count).
+    pub fn hidden_input(&self, v: &[f32], out: &mut [f32]) -> Result<()> {
+        let batch = self.batch_rows("hidden_input", v, self.n_visible)?;
+        check_len("hidden_input", "out", out.len(), batch * self.n_hidden)?;
+        linalg::sgemm(
+            Op::N,
+            Op::N,
+            batch,
+            self.n_hidden,
+            self.n_visible,
+            1.0,
+            v,
+            &self.w,
+            0.0,
+            out,
+        );
+        linalg::add_row_bias(out, &self.c);
+        Ok(())
+    }
+
+    /// The visible input `H·Wᵀ + b` of a mini-batch `h` (`batch × n_hidden`) into `out`
+    /// (`batch × n_visible`).
+    pub fn visible_input(&self, h: &[f32], out: &mut [f32]) -> Result<()> {
+        let batch = self.batch_rows("visible_input", h, self.n_hidden)?;
+        check_len("visible_input", "out", out.len(), batch * self.n_visible)?;
+        linalg::sgemm(
+            Op::N,
+            Op::T,
+            batch,
+            self.n_visible,
+            self.n_hidden,
+            1.0,
+            h,
+            &self.w,
+            0.0,
+            out,
+        );
+        linalg::add_row_bias(out, &self.b);
+        Ok(())
+    }
+
+    /// `p(h_j = 1 | v) = σ(c_j + vᵀW_{:,j})` for a mini-batch `v` into `out`
+    /// (`batch × n_hidden`); the hidden units are independent given `v`.
+    pub fn hidden_probs(&self, v: &[f32], out: &mut [f32]) -> Result<()> {
+        self.hidden_input(v, out)?;
+        linalg::sigmoid_inplace(out);
+        Ok(())
+    }
+
+    /// `p(v_i = 1 | h) = σ(b_i + W_{i,:}h)` for a mini-batch `h` into `out`
+    /// (`batch × n_visible`); the visible units are independent given `h`.
+    pub fn visible_probs(&self, h: &[f32], out: &mut [f32]) -> Result<()> {
+        self.visible_input(h, out)?;
+        linalg::sigmoid_inplace(out);
+        Ok(())
+    }
+
+    /// Number of rows of a batch with `width` columns; an error when `x` is not a whole
+    /// number of rows.
+    pub(crate) fn batch_rows(&self, op: &str, x: &[f32], width: usize) -> Result<usize> {
+        if x.len() % width != 0 {
+            return Err(Error::Shape {
+                op: format!("Rbm::{op}"),
+                expected: format!("a batch with rows of {width} values"),
+                found: format!("{} values", x.len()),
+            });
+        }
+        Ok(x.len() / width)
+    }
+
+    fn check_state(&self, name: &str, x: &[u8], len: usize) -> Result<()> {
+        check_len("Rbm state", name, x.len(), len)?;
+        if let Some(i) = x.iter().position(|&u| u > 1) {
+            return Err(Error::InvalidData(format!(
+                "{name}[{i}] = {} is not 0 or 1",
+                x[i]
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The mean of each variable of a binary, non-empty dataset, in `f64`.
+pub fn visible_means(data: &Dataset) -> Result<Vec<f64>> {
+    data.require_nonempty()?;
+    if !data.is_binary() {
+        return Err(Error::InvalidData("an RBM needs binary (0/1) data".into()));
+    }
+    let mut sum = vec![0u64; data.n_vars()];
+    for row in data.values().outer_iter() {
+        sum.iter_mut()
+            .zip(row.iter())
+            .for_each(|(s, &x)| *s += u64::from(x));
+    }
+    let n = data.n_samples() as f64;
+    Ok(sum.iter().map(|&s| s as f64 / n).collect())
+}
+
+/// Copies the samples `rows` of a binary dataset into the mini-batch `out`
+/// (`rows.len() × n_vars`, 0.0 / 1.0).
+pub fn fill_batch(data: &Dataset, rows: &[usize], out: &mut [f32]) -> Result<()> {
+    let d = data.n_vars();
+    check_len("fill_batch", "out", out.len(), rows.len() * d)?;
+    for (&r, dst) in rows.iter().zip(out.chunks_exact_mut(d)) {
+        if r >= data.n_samples() {
+            return Err(Error::param(
+                "rows",
+                format!("row {r} is past the {} samples", data.n_samples()),
+            ));
+        }
+        dst.iter_mut()
+            .zip(data.sample(r).iter())
+            .for_each(|(o, &x)| *o = f32::from(x));
+    }
+    Ok(())
+}
+
+fn normal(sigma: f32) -> Result<Normal<f32>> {
+    if !(sigma.is_finite() && sigma >= 0.0) {
+        return Err(Error::param(
+            "sigma",
+            format!("must be finite and ≥ 0, got {sigma}"),
+        ));
+    }
+    Normal::new(0.0, sigma).map_err(|e| Error::param("sigma", e.to_string()))
+}
+
+pub(crate) fn check_len(op: &str, name: &str, found: usize, expected: usize) -> Result<()> {
+    if found != expected {
+        return Err(Error::Shape {
+            op: op.into(),
+            expected: format!("{name} with {expected} entries"),
+            found: format!("{found}"),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rbm::testutil::{all_states, brute_log_z};
+    use crate::rng::rng_from_seed;
+    use ndarray::Array2;
+
+    #[test]
+    fn new_checks_shapes_and_values() {
+        assert!(Rbm::new(2, 2, vec![0.0; 3], vec![0.0; 2], vec![0.0; 2]).is_err());
+        assert!(Rbm::new(2, 2, vec![0.0; 4], vec![0.0; 1], vec![0.0; 2]).is_err());
+        assert!(Rbm::new(2, 2, vec![0.0; 4], vec![0.0; 2], vec![f32::NAN, 0.0]).is_err());
+        assert!(Rbm::new(0, 2, vec![], vec![], vec![0.0; 2]).is_err());
+        assert!(Rbm::zeros(3, 2).is_ok());
+    }
+
+    /// F(v) = −ln Σ_h e^{−E(v,h)}, enumerated over h.
+    #[test]
+    fn free_energy_matches_enumeration_over_h() {
+        let rbm = Rbm::random(5, 4, 0.8, &mut rng_from_seed(3)).unwrap();
+        let mut batch = Vec::new();
+        let mut want = Vec::new();
+        for v in all_states(5) {
+            let terms: Vec<f64> = all_states(4)
+                .iter()
+                .map(|h| -rbm.energy(&v, h).unwrap())
+                .collect();
+            let f = -linalg::log_sum_exp(&terms);
+            assert!((rbm.free_energy(&v).unwrap() - f).abs() < 1e-10);
+            batch.extend(v.iter().map(|&x| f32::from(x)));
+            want.push(f);
+        }
+        let mut out = vec![0.0; 32];
+        let mut scratch = vec![0.0; 32 * 4];
+        rbm.free_energy_batch(&batch, &mut out, &mut scratch)
+            .unwrap();
+        for (a, b) in out.iter().zip(&want) {
+            assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+        }
+        // the brute-force joint and the free energies give the same ln Z
+        let fz: Vec<f64> = want.iter().map(|f| -f).collect();
+        assert!((linalg::log_sum_exp(&fz) - brute_log_z(&rbm)).abs() < 1e-10);
+    }
+
+    /// Both conditionals against ratios of the enumerated joint.
+    #[test]
+    fn conditionals_match_joint() {
+        let rbm = Rbm::random(4, 3, 1.0, &mut rng_from_seed(5)).unwrap();
+        let vs = all_states(4);
+        let hs = all_states(3);
+        for v in &vs {
+            let vf: Vec<f32> = v.iter().map(|&x| f32::from(x)).collect();
+            let mut ph = vec![0.0; 3];
+            rbm.hidden_probs(&vf, &mut ph).unwrap();
+            let p: Vec<f64> = hs
+                .iter()
+                .map(|h| (-rbm.energy(v, h).unwrap()).exp())
+                .collect();
+            let z: f64 = p.iter().sum();
+            for j in 0..3 {
+                let on: f64 = hs
+                    .iter()
+                    .zip(&p)
+                    .filter(|(h, _)| h[j] == 1)
+                    .map(|(_, p)| p)
+                    .sum();
+                assert!((f64::from(ph[j]) - on / z).abs() < 1e-6);
+            }
+        }
+        for h in &hs {
+            let hf: Vec<f32> = h.iter().map(|&x| f32::from(x)).collect();
+            let mut pv = vec![0.0; 4];
+            rbm.visible_probs(&hf, &mut pv).unwrap();
+            let p: Vec<f64> = vs
+                .iter()
+                .map(|v| (-rbm.energy(v, h).unwrap()).exp())
+                .collect();
+            let z: f64 = p.iter().sum();
+            for i in 0..4 {
+                let on: f64 = vs
+                    .iter()
+                    .zip(&p)
+                    .filter(|(v, _)| v[i] == 1)
+                    .map(|(_, p)| p)
+                    .sum();
+                assert!((f64::from(pv[i]) - on / z).abs() < 1e-6);
+            }
+        }
+        // batches are rows: a two-row batch equals two one-row calls
+        let v2 = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0];
+        let mut both = vec![0.0; 6];
+        rbm.hidden_probs(&v2, &mut both).unwrap();
+        let mut second = vec![0.0; 3];
+        rbm.hidden_probs(&v2[4..], &mut second).unwrap();
+        assert_eq!(&both[3..], &second[..]);
+        assert!(rbm.hidden_probs(&v2[..3], &mut second).is_err());
+    }
+
+    #[test]
+    fn init_follows_section_4_1() {
+        let x = Array2::from_shape_vec((4, 3), vec![1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1]).unwrap();
+        let data = Dataset::binary(x).unwrap();
+        let rbm = Rbm::init_from_data(&data, 2000, 0.01, &mut rng_from_seed(9)).unwrap();
+        assert!(rbm.c().iter().all(|&c| c == 0.0));
+        // b = logit(mean): means 0.75, 0 (clamped), 0.75
+        assert!((f64::from(rbm.b()[0]) - 3f64.ln()).abs() < 1e-6);
+        let eps = BASE_RATE_EPS;
+        assert!((f64::from(rbm.b()[1]) - (eps / (1.0 - eps)).ln()).abs() < 1e-4);
+        let n = rbm.w().len() as f64;
+        let mean = rbm.w().iter().map(|&w| f64::from(w)).sum::<f64>() / n;
+        let sd = (rbm
+            .w()
+            .iter()
+            .map(|&w| (f64::from(w) - mean).powi(2))
+            .sum::<f64>()
+            / n)
+            .sqrt();
+        assert!(
+            mean.abs() < 1e-3 && (sd - 0.01).abs() < 5e-4,
+            "mean {mean} sd {sd}"
+        );
+        // seeded: same seed, same model
+        let again = Rbm::init_from_data(&data, 2000, 0.01, &mut rng_from_seed(9)).unwrap();
+        assert_eq!(rbm, again);
+        let nonbin = Dataset::with_inferred_cardinalities(Array2::from_elem((2, 2), 2)).unwrap();
+        assert!(Rbm::init_from_data(&nonbin, 2, 0.01, &mut rng_from_seed(9)).is_err());
+    }
+
+    #[test]
+    fn fill_batch_copies_rows() {
+        let x = Array2::from_shape_vec((3, 2), vec![1, 0, 0, 1, 1, 1]).unwrap();
+        let data = Dataset::binary(x).unwrap();
+        let mut out = vec![0.0; 4];
+        fill_batch(&data, &[2, 0], &mut out).unwrap();
+        assert_eq!(out, vec![1.0, 1.0, 1.0, 0.0]);
+        assert!(fill_batch(&data, &[3, 0], &mut out).is_err());
+    }
+}

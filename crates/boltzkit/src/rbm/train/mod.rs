@@ -1,0 +1,120 @@
+//! Training pieces for RBMs, kept apart as DESIGN.md asks: a sampler ([`GibbsChains`]) is
+//! used by a [`GradientEstimator`] (CD-k, PCD-k: [`Cd`]) that fills a [`Gradient`], which an
+//! optimizer step ([`Sgd`]) applies to the model.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`cd`] | [`Cd`]: contrastive divergence (Alg. 1 of the S-DCP paper) and its persistent form |
+//! | [`sdcp`] | [`Sdcp`]: S-DCP (Alg. 3), `d` inner steps; `d = 1` is CD |
+//! | [`sgd`] | [`SgdParams`] → [`Sgd`]: learning rate, momentum, weight decay |
+//!
+//! [`GibbsChains`]: super::GibbsChains
+
+pub mod cd;
+pub mod sdcp;
+pub mod sgd;
+
+pub use cd::Cd;
+pub use sdcp::Sdcp;
+pub use sgd::{Sgd, SgdParams};
+
+use super::model::{check_len, Rbm};
+use crate::error::Result;
+use crate::linalg::{self, Op};
+
+/// An estimate of the gradient of the average log-likelihood (the ascent direction
+/// `∇g − ∇f` of Eqs. 4-5 of the S-DCP paper), laid out like the model: `w` is
+/// `n_visible × n_hidden` row-major.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gradient {
+    /// `∂ℓ/∂W`.
+    pub w: Vec<f32>,
+    /// `∂ℓ/∂b`.
+    pub b: Vec<f32>,
+    /// `∂ℓ/∂c`.
+    pub c: Vec<f32>,
+}
+
+impl Gradient {
+    /// A zero gradient for an RBM of the given shape.
+    pub fn zeros(n_visible: usize, n_hidden: usize) -> Self {
+        Gradient {
+            w: vec![0.0; n_visible * n_hidden],
+            b: vec![0.0; n_visible],
+            c: vec![0.0; n_hidden],
+        }
+    }
+
+    /// A zero gradient shaped like `rbm`.
+    pub fn like(rbm: &Rbm) -> Self {
+        Gradient::zeros(rbm.n_visible(), rbm.n_hidden())
+    }
+
+    /// Sets the gradient to `⟨v pᵀ⟩_pos − ⟨v pᵀ⟩_neg` (and the matching means for `b` and `c`)
+    /// from a positive batch (`v_pos`, `p_pos = p(h | v_pos)`) and a negative batch (`v_neg`,
+    /// `p_neg`), each averaged over its own rows: `W` statistics by two GEMMs (`Vᵀ·P`),
+    /// means accumulated in `f64`.
+    pub fn set_difference(
+        &mut self,
+        rbm: &Rbm,
+        v_pos: &[f32],
+        p_pos: &[f32],
+        v_neg: &[f32],
+        p_neg: &[f32],
+    ) -> Result<()> {
+        let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+        check_len("Gradient", "w", self.w.len(), nv * nh)?;
+        check_len("Gradient", "b", self.b.len(), nv)?;
+        check_len("Gradient", "c", self.c.len(), nh)?;
+        let bp = rbm.batch_rows("Gradient::set_difference", v_pos, nv)?;
+        let bn = rbm.batch_rows("Gradient::set_difference", v_neg, nv)?;
+        check_len("Gradient::set_difference", "p_pos", p_pos.len(), bp * nh)?;
+        check_len("Gradient::set_difference", "p_neg", p_neg.len(), bn * nh)?;
+        if bp == 0 || bn == 0 {
+            return Err(crate::Error::param("batch", "empty mini-batch"));
+        }
+        let (sp, sn) = (1.0 / bp as f32, 1.0 / bn as f32);
+        linalg::sgemm_par(Op::T, Op::N, nv, nh, bp, sp, v_pos, p_pos, 0.0, &mut self.w);
+        linalg::sgemm(
+            Op::T,
+            Op::N,
+            nv,
+            nh,
+            bn,
+            -sn,
+            v_neg,
+            p_neg,
+            1.0,
+            &mut self.w,
+        );
+        mean_difference(&mut self.b, v_pos, v_neg);
+        mean_difference(&mut self.c, p_pos, p_neg);
+        Ok(())
+    }
+}
+
+/// `out_j = mean_rows(pos)_j − mean_rows(neg)_j`, accumulated in `f64`.
+fn mean_difference(out: &mut [f32], pos: &[f32], neg: &[f32]) {
+    let n = out.len();
+    let mut acc = vec![0f64; n];
+    let rows_p = pos.len() / n;
+    let rows_n = neg.len() / n;
+    for row in pos.chunks_exact(n) {
+        acc.iter_mut()
+            .zip(row)
+            .for_each(|(a, &x)| *a += f64::from(x) / rows_p as f64);
+    }
+    for row in neg.chunks_exact(n) {
+        acc.iter_mut()
+            .zip(row)
+            .for_each(|(a, &x)| *a -= f64::from(x) / rows_n as f64);
+    }
+    out.iter_mut().zip(&acc).for_each(|(o, &a)| *o = a as f32);
+}
+
+/// A stochastic estimate of the log-likelihood gradient on a mini-batch; implementations
+/// own their sampler state (chains, generators) between calls.
+pub trait GradientEstimator {
+    /// Fills `grad` with the estimate for the mini-batch `v` (`batch × n_visible`, 0/1).
+    fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()>;
+}

@@ -1,0 +1,192 @@
+//! The optimizer step: stochastic gradient ascent on the log-likelihood with momentum and
+//! weight decay, `Δ ← m·Δ + η·(∇ − λ·W)`, `θ ← θ + Δ` (weight decay on `W` only; off by
+//! default, as in the S-DCP paper's experiments).
+
+use super::Gradient;
+use crate::error::{Error, Result};
+use crate::rbm::Rbm;
+
+/// Unchecked settings of [`Sgd`]; [`SgdParams::check`] validates them.
+///
+/// ```
+/// use boltzkit::rbm::train::{Gradient, SgdParams};
+/// use boltzkit::rbm::Rbm;
+/// let mut rbm = Rbm::zeros(2, 1)?;
+/// let mut sgd = SgdParams::new().learning_rate(0.5).check()?;
+/// let g = Gradient { w: vec![1.0, -1.0], b: vec![0.0, 2.0], c: vec![4.0] };
+/// sgd.step(&mut rbm, &g)?;
+/// assert_eq!((rbm.w(), rbm.b(), rbm.c()), (&[0.5, -0.5][..], &[0.0, 1.0][..], &[2.0][..]));
+/// # Ok::<(), boltzkit::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgdParams {
+    /// Step size `η` (default 0.01, the paper's MNIST setting); finite and `> 0`.
+    pub learning_rate: f32,
+    /// Momentum `m ∈ [0, 1)` (default 0).
+    pub momentum: f32,
+    /// L2 weight decay `λ ≥ 0` on `W` (default 0).
+    pub weight_decay: f32,
+}
+
+impl Default for SgdParams {
+    fn default() -> Self {
+        SgdParams {
+            learning_rate: 0.01,
+            momentum: 0.0,
+            weight_decay: 0.0,
+        }
+    }
+}
+
+impl SgdParams {
+    /// The defaults.
+    pub fn new() -> Self {
+        SgdParams::default()
+    }
+
+    /// Sets the learning rate.
+    pub fn learning_rate(mut self, x: f32) -> Self {
+        self.learning_rate = x;
+        self
+    }
+
+    /// Sets the momentum.
+    pub fn momentum(mut self, x: f32) -> Self {
+        self.momentum = x;
+        self
+    }
+
+    /// Sets the weight decay.
+    pub fn weight_decay(mut self, x: f32) -> Self {
+        self.weight_decay = x;
+        self
+    }
+
+    /// Validates the settings into an optimizer; the error names the field at fault.
+    pub fn check(self) -> Result<Sgd> {
+        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
+            return Err(Error::param(
+                "learning_rate",
+                format!("must be finite and > 0, got {}", self.learning_rate),
+            ));
+        }
+        if !(0.0..1.0).contains(&self.momentum) {
+            return Err(Error::param(
+                "momentum",
+                format!("must be in [0, 1), got {}", self.momentum),
+            ));
+        }
+        if !(self.weight_decay.is_finite() && self.weight_decay >= 0.0) {
+            return Err(Error::param(
+                "weight_decay",
+                format!("must be finite and ≥ 0, got {}", self.weight_decay),
+            ));
+        }
+        Ok(Sgd {
+            params: self,
+            velocity: None,
+        })
+    }
+}
+
+/// Checked SGD with its momentum buffer (allocated at the first step).
+#[derive(Debug, Clone)]
+pub struct Sgd {
+    params: SgdParams,
+    velocity: Option<Gradient>,
+}
+
+impl Sgd {
+    /// The settings.
+    pub fn params(&self) -> SgdParams {
+        self.params
+    }
+
+    /// Changes the learning rate between steps (schedules); same checks as
+    /// [`SgdParams::check`].
+    pub fn set_learning_rate(&mut self, x: f32) -> Result<()> {
+        self.params = self.params.learning_rate(x).check()?.params;
+        Ok(())
+    }
+
+    /// One ascent step `Δ ← m·Δ + η·(∇ − λ·W)`, `θ ← θ + Δ` with `∇` = `grad`.
+    pub fn step(&mut self, rbm: &mut Rbm, grad: &Gradient) -> Result<()> {
+        let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+        if grad.w.len() != nv * nh || grad.b.len() != nv || grad.c.len() != nh {
+            return Err(Error::Shape {
+                op: "Sgd::step".into(),
+                expected: format!("a gradient for {nv} × {nh} units"),
+                found: format!(
+                    "w {}, b {}, c {} entries",
+                    grad.w.len(),
+                    grad.b.len(),
+                    grad.c.len()
+                ),
+            });
+        }
+        let SgdParams {
+            learning_rate: lr,
+            momentum: mom,
+            weight_decay: wd,
+        } = self.params;
+        let vel = self.velocity.get_or_insert_with(|| Gradient::zeros(nv, nh));
+        let (w, b, c) = rbm.params_mut();
+        let update = |theta: &mut [f32], vel: &mut [f32], g: &[f32], decay: f32| {
+            for ((t, d), &gi) in theta.iter_mut().zip(vel.iter_mut()).zip(g) {
+                *d = mom * *d + lr * (gi - decay * *t);
+                *t += *d;
+            }
+        };
+        update(w, &mut vel.w, &grad.w, wd);
+        update(b, &mut vel.b, &grad.b, 0.0);
+        update(c, &mut vel.c, &grad.c, 0.0);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_settings_name_their_field() {
+        let field = |p: SgdParams| match p.check() {
+            Err(Error::InvalidParam { field, .. }) => field,
+            other => panic!("expected an error, got {other:?}"),
+        };
+        assert_eq!(field(SgdParams::new().learning_rate(0.0)), "learning_rate");
+        assert_eq!(
+            field(SgdParams::new().learning_rate(f32::NAN)),
+            "learning_rate"
+        );
+        assert_eq!(field(SgdParams::new().momentum(1.0)), "momentum");
+        assert_eq!(field(SgdParams::new().weight_decay(-1.0)), "weight_decay");
+        assert!(SgdParams::new().check().is_ok());
+    }
+
+    #[test]
+    fn momentum_and_weight_decay_follow_the_formula() {
+        let mut rbm = Rbm::new(1, 1, vec![1.0], vec![1.0], vec![1.0]).unwrap();
+        let mut sgd = SgdParams::new()
+            .learning_rate(0.1)
+            .momentum(0.5)
+            .weight_decay(0.2)
+            .check()
+            .unwrap();
+        let g = Gradient {
+            w: vec![1.0],
+            b: vec![1.0],
+            c: vec![-1.0],
+        };
+        sgd.step(&mut rbm, &g).unwrap();
+        // Δw = 0.1·(1 − 0.2·1) = 0.08; Δb = 0.1; Δc = −0.1
+        assert!((rbm.w()[0] - 1.08).abs() < 1e-6);
+        assert!((rbm.b()[0] - 1.1).abs() < 1e-6 && (rbm.c()[0] - 0.9).abs() < 1e-6);
+        sgd.step(&mut rbm, &g).unwrap();
+        // Δw = 0.5·0.08 + 0.1·(1 − 0.2·1.08) = 0.1184; Δb = 0.05 + 0.1
+        assert!((rbm.w()[0] - 1.1984).abs() < 1e-6);
+        assert!((rbm.b()[0] - 1.25).abs() < 1e-6);
+        assert!(sgd.step(&mut rbm, &Gradient::zeros(2, 1)).is_err());
+        assert!(sgd.set_learning_rate(-1.0).is_err());
+    }
+}
