@@ -58,7 +58,9 @@ fn hot_paths(c: &mut Criterion) {
         })
     });
     let small = Rbm::random(784, 16, 0.05, &mut rng_from_seed(2)).unwrap();
-    g.bench_function("exact_log_z_784x16", |b| b.iter(|| log_partition(&small).unwrap()));
+    g.bench_function("exact_log_z_784x16", |b| {
+        b.iter(|| log_partition(&small).unwrap())
+    });
     let big = Rbm::random(784, 500, 0.01, &mut rng_from_seed(3)).unwrap();
     let schedule = AisSchedule::linear(100).unwrap();
     let base = vec![0.0; 784];

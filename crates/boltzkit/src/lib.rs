@@ -6,6 +6,8 @@
 //! |---|---|
 //! | [`data`] | [`data::Dataset`], readers (npy, csv/tsv, IDX, amat; gzip), writers, generators |
 //! | [`fsll`] | the full-span log-linear model and its greedy MDL learner (Takabatake & Akaho) |
+//! | [`fvbm`] | fully visible Boltzmann machines: exact engine, Gibbs, MPLE (BSLM, GA, Newton), sandwich SEs, exact MLE |
+//! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
 //! | [`io`] | model files (safetensors), metric logs (JSONL), atomic writes |
 //! | [`rng`] | the one named generator and per-task seed derivation |
 //! | [`error`] | the one [`Error`] type |
@@ -16,11 +18,13 @@
 #![deny(missing_docs)]
 
 pub mod data;
-pub mod estimate;
 pub mod error;
+pub mod estimate;
 pub mod fsll;
+pub mod fvbm;
 pub mod io;
 pub mod linalg;
+pub mod rbm;
 pub mod rng;
 
 pub use error::{Error, Result};

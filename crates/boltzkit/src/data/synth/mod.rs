@@ -11,6 +11,8 @@ mod ising;
 mod state;
 
 pub use bayes_net::{BayesNet, MAX_PARENTS};
+#[cfg(test)]
+pub(crate) use distribution::tests::{chi_square, state_counts};
 pub use distribution::{sample_states, Distribution};
 pub use ising::IsingGrid;
 pub use state::{index_to_state, n_states, state_index, MAX_STATES};

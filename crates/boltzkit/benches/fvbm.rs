@@ -1,0 +1,51 @@
+//! FVBM engines: exact moments (d = 20, 24), MPLE by BSLM and by Newton on the BSLM paper's
+//! simulation design (d = 10, n = 16,000, truth and start from N(0, 0.5), τ = 1e-5), and exact
+//! maximum likelihood (BM-DI) on Ising5x4 data with 100,000 samples.
+//!
+//! Run: `cargo bench -p boltzkit --bench fvbm`. Sweeps per BSLM fit are printed once, so the
+//! time per sweep is the fit time divided by them.
+
+use boltzkit::data::synth::IsingGrid;
+use boltzkit::fvbm::{bslm, exact, mle, newton, Convention, Fvbm, MpleParams};
+use boltzkit::rng::rng_from_seed;
+use criterion::{criterion_group, criterion_main, Criterion};
+
+fn fvbm(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fvbm");
+    g.sample_size(10);
+    for d in [20usize, 24] {
+        let model = Fvbm::random(d, 0.5, Convention::Spin, &mut rng_from_seed(0)).unwrap();
+        g.bench_function(format!("exact_moments_d{d}"), |b| {
+            b.iter(|| exact::moments(&model).unwrap())
+        });
+    }
+    let d = 10;
+    let truth = Fvbm::random(d, 0.5, Convention::Spin, &mut rng_from_seed(10)).unwrap();
+    let data = exact::sample(&truth, 16_000, &mut rng_from_seed(110)).unwrap();
+    let init = Fvbm::random(d, 0.5, Convention::Spin, &mut rng_from_seed(210)).unwrap();
+    let params = MpleParams {
+        init: Some(init),
+        ..Default::default()
+    };
+    let sweeps = bslm::fit(&data, &params).unwrap().record.iterations;
+    eprintln!("BSLM d = {d}: {sweeps} sweeps per fit");
+    g.bench_function("bslm_fit_d10_n16000", |b| {
+        b.iter(|| bslm::fit(&data, &params).unwrap())
+    });
+    let nparams = newton::NewtonParams {
+        mple: params.clone(),
+        ..Default::default()
+    };
+    g.bench_function("newton_fit_d10_n16000", |b| {
+        b.iter(|| newton::fit(&data, &nparams).unwrap())
+    });
+    let grid = IsingGrid::ising5x4().distribution().unwrap();
+    let ising = grid.sample(100_000, &mut rng_from_seed(1)).unwrap();
+    g.bench_function("bm_di_ising5x4_n100000", |b| {
+        b.iter(|| mle::fit(&ising, &mle::MleParams::default()).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, fvbm);
+criterion_main!(benches);

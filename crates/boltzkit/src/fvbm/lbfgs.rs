@@ -1,0 +1,338 @@
+//! A small L-BFGS minimizer (Nocedal & Wright, Algorithm 7.4, two-loop recursion) with a
+//! weak-Wolfe line search by bracketing and bisection (Lewis & Overton), for smooth problems of
+//! a few hundred unknowns such as exact maximum likelihood ([`super::mle`]).
+
+use crate::error::{Error, Result};
+
+/// Settings of [`minimize`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LbfgsParams {
+    /// Number of correction pairs kept. Default 10.
+    pub memory: usize,
+    /// Most iterations. Default 1,000.
+    pub max_iterations: usize,
+    /// Stop when `max_a |∂f/∂x_a| ≤ grad_tol`. Default 1e-8.
+    pub grad_tol: f64,
+    /// Stop when an iteration lowers `f` by at most `f_tol·max(|f|, 1)`; 0 turns the test
+    /// off. Default 0.
+    pub f_tol: f64,
+    /// Sufficient-decrease constant `c₁` of the Wolfe conditions. Default 1e-4.
+    pub c1: f64,
+    /// Curvature constant `c₂ ∈ (c₁, 1)` of the Wolfe conditions. Default 0.9.
+    pub c2: f64,
+    /// Most function evaluations per line search. Default 60.
+    pub max_line_search: usize,
+}
+
+impl Default for LbfgsParams {
+    fn default() -> Self {
+        LbfgsParams {
+            memory: 10,
+            max_iterations: 1000,
+            grad_tol: 1e-8,
+            f_tol: 0.0,
+            c1: 1e-4,
+            c2: 0.9,
+            max_line_search: 60,
+        }
+    }
+}
+
+impl LbfgsParams {
+    /// Checks every setting; the error names the field at fault.
+    pub fn check(&self) -> Result<()> {
+        if self.memory == 0 {
+            return Err(Error::param("memory", "must be at least 1"));
+        }
+        if self.max_iterations == 0 {
+            return Err(Error::param("max_iterations", "must be at least 1"));
+        }
+        if self.max_line_search == 0 {
+            return Err(Error::param("max_line_search", "must be at least 1"));
+        }
+        for (field, v) in [("grad_tol", self.grad_tol), ("f_tol", self.f_tol)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::param(
+                    field,
+                    format!("must be a finite number ≥ 0, got {v}"),
+                ));
+            }
+        }
+        if !(self.c1 > 0.0 && self.c1 < self.c2 && self.c2 < 1.0) {
+            return Err(Error::param(
+                "c1/c2",
+                format!(
+                    "need 0 < c1 < c2 < 1, got c1 = {}, c2 = {}",
+                    self.c1, self.c2
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Why [`minimize`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LbfgsStop {
+    /// The gradient fell below `grad_tol`.
+    Gradient,
+    /// An iteration lowered `f` by less than `f_tol` (relative).
+    FunctionTolerance,
+    /// The line search found no acceptable step (the minimum to working precision).
+    LineSearch,
+    /// `max_iterations` was reached.
+    MaxIterations,
+}
+
+/// The result of [`minimize`].
+#[derive(Debug, Clone)]
+pub struct LbfgsResult {
+    /// The final point.
+    pub x: Vec<f64>,
+    /// `f` there.
+    pub f: f64,
+    /// `max_a |∂f/∂x_a|` there.
+    pub grad_max: f64,
+    /// Iterations done.
+    pub iterations: usize,
+    /// Function (and gradient) evaluations.
+    pub evaluations: usize,
+    /// `f` at the start and after every iteration.
+    pub trace: Vec<f64>,
+    /// Why it stopped.
+    pub stop: LbfgsStop,
+}
+
+/// Relative changes of `f` below this are taken as round-off.
+const ROUND_OFF: f64 = 1e-13;
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m, x| m.max(x.abs()))
+}
+
+/// Minimizes `f` from `x0`. `eval(x, grad)` returns `f(x)` and writes `∇f(x)` into `grad`;
+/// a non-finite value or an error from `eval` ends the run with that error.
+///
+/// ```
+/// use boltzkit::fvbm::lbfgs::{minimize, LbfgsParams};
+/// // f(x) = (x₀ − 1)² + 10 (x₁ + 2)²
+/// let r = minimize(
+///     |x, g| {
+///         g[0] = 2.0 * (x[0] - 1.0);
+///         g[1] = 20.0 * (x[1] + 2.0);
+///         Ok((x[0] - 1.0).powi(2) + 10.0 * (x[1] + 2.0).powi(2))
+///     },
+///     vec![0.0, 0.0],
+///     &LbfgsParams::default(),
+/// )?;
+/// assert!((r.x[0] - 1.0).abs() < 1e-8 && (r.x[1] + 2.0).abs() < 1e-8);
+/// # Ok::<(), boltzkit::Error>(())
+/// ```
+pub fn minimize(
+    mut eval: impl FnMut(&[f64], &mut [f64]) -> Result<f64>,
+    x0: Vec<f64>,
+    params: &LbfgsParams,
+) -> Result<LbfgsResult> {
+    params.check()?;
+    let p = x0.len();
+    let mut x = x0;
+    let mut g = vec![0.0; p];
+    let mut evaluations = 1;
+    let mut f = checked(eval(&x, &mut g)?, 0)?;
+    let mut trace = vec![f];
+    // Correction pairs (s, y, 1/yᵀs), oldest first.
+    let mut pairs: std::collections::VecDeque<(Vec<f64>, Vec<f64>, f64)> =
+        std::collections::VecDeque::with_capacity(params.memory);
+    let mut alpha = vec![0.0; params.memory];
+    let mut stop = LbfgsStop::MaxIterations;
+    let mut iterations = 0;
+    let mut x_new = vec![0.0; p];
+    let mut g_new = vec![0.0; p];
+    for it in 1..=params.max_iterations {
+        if max_abs(&g) <= params.grad_tol {
+            stop = LbfgsStop::Gradient;
+            break;
+        }
+        // Two-loop recursion: dir = −H g.
+        let mut q: Vec<f64> = g.clone();
+        for (i, (s, y, rho)) in pairs.iter().enumerate().rev() {
+            alpha[i] = rho * dot(s, &q);
+            q.iter_mut()
+                .zip(y)
+                .for_each(|(qv, yv)| *qv -= alpha[i] * yv);
+        }
+        let gamma = pairs
+            .back()
+            .map_or(1.0 / max_abs(&g).max(1.0), |(s, y, _)| {
+                dot(s, y) / dot(y, y)
+            });
+        q.iter_mut().for_each(|v| *v *= gamma);
+        for (i, (s, y, rho)) in pairs.iter().enumerate() {
+            let beta = rho * dot(y, &q);
+            q.iter_mut()
+                .zip(s)
+                .for_each(|(qv, sv)| *qv += (alpha[i] - beta) * sv);
+        }
+        let mut dir: Vec<f64> = q.iter().map(|v| -v).collect();
+        let mut slope = dot(&g, &dir);
+        if slope.is_nan() || slope >= 0.0 {
+            // Not a descent direction (round-off): restart from steepest descent.
+            pairs.clear();
+            dir = g.iter().map(|v| -v).collect();
+            slope = dot(&g, &dir);
+        }
+        // Weak-Wolfe line search by bracketing and bisection. The sufficient-decrease test
+        // tolerates round-off in `f`, so near the minimum, where `f` can no longer resolve
+        // the predicted decrease, the curvature condition (on gradients) still drives it.
+        let noise = ROUND_OFF * f.abs().max(1.0);
+        let (mut lo, mut hi, mut t) = (0.0f64, f64::INFINITY, 1.0f64);
+        let mut accepted = None;
+        for _ in 0..params.max_line_search {
+            for ((xn, xv), dv) in x_new.iter_mut().zip(&x).zip(&dir) {
+                *xn = xv + t * dv;
+            }
+            evaluations += 1;
+            let ft = eval(&x_new, &mut g_new)?;
+            if !ft.is_finite() || ft > f + params.c1 * t * slope + noise {
+                hi = t;
+            } else if dot(&g_new, &dir) < params.c2 * slope {
+                lo = t;
+            } else {
+                accepted = Some(ft);
+                break;
+            }
+            t = if hi.is_finite() {
+                0.5 * (lo + hi)
+            } else {
+                2.0 * lo
+            };
+        }
+        let Some(f_new) = accepted else {
+            stop = LbfgsStop::LineSearch;
+            break;
+        };
+        iterations = it;
+        let s: Vec<f64> = x_new.iter().zip(&x).map(|(a, b)| a - b).collect();
+        let y: Vec<f64> = g_new.iter().zip(&g).map(|(a, b)| a - b).collect();
+        let sy = dot(&s, &y);
+        if sy > 1e-300 {
+            if pairs.len() == params.memory {
+                pairs.pop_front();
+            }
+            pairs.push_back((s, y, 1.0 / sy));
+        }
+        let decrease = f - f_new;
+        x.copy_from_slice(&x_new);
+        g.copy_from_slice(&g_new);
+        f = f_new;
+        trace.push(f);
+        if max_abs(&g) <= params.grad_tol {
+            stop = LbfgsStop::Gradient;
+            break;
+        }
+        if params.f_tol > 0.0 && decrease <= params.f_tol * f.abs().max(1.0) {
+            stop = LbfgsStop::FunctionTolerance;
+            break;
+        }
+    }
+    Ok(LbfgsResult {
+        grad_max: max_abs(&g),
+        x,
+        f,
+        iterations,
+        evaluations,
+        trace,
+        stop,
+    })
+}
+
+fn checked(f: f64, iteration: usize) -> Result<f64> {
+    if f.is_finite() {
+        Ok(f)
+    } else {
+        Err(Error::Numerical {
+            context: format!("L-BFGS at iteration {iteration}"),
+            detail: format!("the objective is {f} at the starting point"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The n-dimensional Rosenbrock function and its gradient.
+    fn rosenbrock(x: &[f64], g: &mut [f64]) -> Result<f64> {
+        let n = x.len();
+        let mut f = 0.0;
+        g.iter_mut().for_each(|v| *v = 0.0);
+        for i in 0..n - 1 {
+            let a = x[i + 1] - x[i] * x[i];
+            let b = 1.0 - x[i];
+            f += 100.0 * a * a + b * b;
+            g[i] += -400.0 * x[i] * a - 2.0 * b;
+            g[i + 1] += 200.0 * a;
+        }
+        Ok(f)
+    }
+
+    #[test]
+    fn minimizes_rosenbrock() {
+        for n in [2usize, 10] {
+            let x0: Vec<f64> = (0..n)
+                .map(|i| if i % 2 == 0 { -1.2 } else { 1.0 })
+                .collect();
+            let r = minimize(rosenbrock, x0, &LbfgsParams::default()).unwrap();
+            assert_eq!(r.stop, LbfgsStop::Gradient, "{r:?}");
+            for v in &r.x {
+                assert!((v - 1.0).abs() < 1e-6, "{:?}", r.x);
+            }
+            assert!(
+                r.trace.windows(2).all(|w| w[1] <= w[0] + 1e-13),
+                "monotone decrease up to round-off"
+            );
+            assert!(r.iterations < 200);
+        }
+    }
+
+    #[test]
+    fn quadratic_with_known_minimizer_and_settings() {
+        // f(x) = ½ Σ a_i (x_i − i)², minimizer x_i = i.
+        let a: Vec<f64> = (0..20).map(|i| 1.0 + i as f64).collect();
+        let r = minimize(
+            |x, g| {
+                let mut f = 0.0;
+                for i in 0..x.len() {
+                    let e = x[i] - i as f64;
+                    f += 0.5 * a[i] * e * e;
+                    g[i] = a[i] * e;
+                }
+                Ok(f)
+            },
+            vec![0.0; 20],
+            &LbfgsParams {
+                grad_tol: 1e-10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for (i, v) in r.x.iter().enumerate() {
+            assert!((v - i as f64).abs() < 1e-9);
+        }
+        let bad = LbfgsParams {
+            c2: 1e-5,
+            ..Default::default()
+        };
+        assert!(minimize(rosenbrock, vec![0.0; 2], &bad)
+            .unwrap_err()
+            .to_string()
+            .contains("c1/c2"));
+        let e = minimize(|_, _| Ok(f64::NAN), vec![0.0], &LbfgsParams::default());
+        assert!(e.is_err());
+    }
+}

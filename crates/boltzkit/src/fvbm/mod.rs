@@ -1,0 +1,50 @@
+//! Fully visible Boltzmann machines (FVBM, the Ising model):
+//! `P(x) ∝ exp(½ xᵀMx + bᵀx)` in the spin (±1) or binary (0/1) [`Convention`].
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`convention`] | [`Convention`]: unit values and the one-unit conditional law |
+//! | [`model`] | [`Fvbm`], the parameter layout `θ`, the exact spin ↔ binary conversion |
+//! | `file` | model files: [`Fvbm::save`], [`Fvbm::load`] (format [`FORMAT`]) |
+//! | [`exact`] | enumeration for `d ≤ 30`: `ln Z`, moments, likelihood, KL, exact sampling |
+//! | [`gibbs`] | systematic-scan Gibbs sampling for larger `d` |
+//! | [`pseudo`] | the log-pseudo-likelihood (Eq. 2.1), its gradient and Hessian |
+//! | [`mple`] | settings, loop, stopping rule and record shared by the MPLE solvers |
+//! | [`bslm`] | MPLE by BSLM (Eqs. 2.4 and 2.7) |
+//! | [`ga`] | MPLE by gradient ascent with step `μ` (Eqs. 4.1-4.2) |
+//! | [`newton`] | MPLE by damped Newton with a line search (the fast solver) |
+//! | [`separation`] | runaway parameters: when the MPLE does not exist |
+//! | [`inference`] | sandwich standard errors and Wald z-tests for the MPLE |
+//! | [`lbfgs`] | a small L-BFGS minimizer with a weak-Wolfe line search |
+//! | [`mle`] | exact maximum likelihood (BM-DI) by L-BFGS on exact moments |
+//!
+//! Papers: Nguyen & Wood, *A block successive lower-bound maximization algorithm for the
+//! maximum pseudo-likelihood estimation of fully visible Boltzmann machines* (Neural
+//! Computation 28, 2016; equations cited as "Eq. 2.4" etc.), and the BM-DI / BM-PCD baselines
+//! of Takabatake & Akaho's FSLL paper (Secs. 3.2-3.3).
+
+pub mod bslm;
+pub mod convention;
+mod dense;
+pub mod exact;
+mod file;
+pub mod ga;
+pub mod gibbs;
+pub mod inference;
+pub mod lbfgs;
+pub mod mle;
+pub mod model;
+pub mod mple;
+pub mod newton;
+pub mod pseudo;
+pub mod separation;
+
+#[cfg(test)]
+mod testutil;
+
+pub use convention::Convention;
+pub use exact::Moments;
+pub use file::FORMAT;
+pub use model::{n_params, upper_index, Fvbm};
+pub use mple::{Algorithm, BslmParams, FvbmFit, MpleParams, MpleRecord, Progress, StopReason};
+pub use separation::Runaway;

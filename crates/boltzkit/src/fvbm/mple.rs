@@ -1,0 +1,394 @@
+//! What the maximum pseudo-likelihood solvers ([`super::bslm`], [`super::ga`],
+//! [`super::newton`]) share: their settings ([`MpleParams`]), the loop with its stopping rule
+//! (stop when the objective gains less than `τ` in an iteration, Sec. 2 of Nguyen & Wood),
+//! and the training record ([`MpleRecord`]).
+//!
+//! The objective is the log-pseudo-likelihood `P_n(θ)` of Eq. 2.1, minus the optional L2
+//! penalty `n·λ/2·‖θ‖²` (λ = [`MpleParams::l2`], per sample, so its weight does not change
+//! with `n`). With `λ > 0` the objective is strongly concave and its maximizer always exists.
+
+use super::convention::Convention;
+use super::model::Fvbm;
+use super::pseudo::{self, PlData};
+use super::separation::{probe, runaway, Runaway, Snapshot};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use std::time::Instant;
+
+/// Relative changes of the objective below this are round-off: they count as no change.
+pub const ROUND_OFF: f64 = 1e-13;
+
+/// Settings shared by the MPLE solvers, with the paper's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MpleParams {
+    /// The convention of the fitted model (data files hold 0/1; spin maps 0 to −1).
+    /// Default [`Convention::Spin`], the paper's.
+    pub convention: Convention,
+    /// Stop when the objective gains less than `τ` in one iteration (sweep); gains within
+    /// round-off ([`ROUND_OFF`] relative) count as zero, so `τ = 0` leaves the stopping to
+    /// `grad_tol` and `max_iterations`. Default 1e-5 (Sec. 5).
+    pub tau: f64,
+    /// Hard cap on iterations (sweeps for BSLM and GA, Newton steps). Default 100,000.
+    pub max_iterations: usize,
+    /// Also stop when every component of the objective's gradient, divided by `n`, is at most
+    /// this; 0 turns the test off. Default 0.
+    pub grad_tol: f64,
+    /// L2 penalty `λ ≥ 0` per sample: the objective is `P_n(θ) − n·λ/2·‖θ‖²`. Default 0
+    /// (plain MPLE).
+    pub l2: f64,
+    /// The starting point (its convention must be [`MpleParams::convention`]); `None` starts
+    /// at `θ = 0`. Default `None`.
+    pub init: Option<Fvbm>,
+    /// Without penalty, when the fit's own path shows no runaway parameters, probe the
+    /// fitted point with a few Newton steps ([`super::separation::probe`]) to tell whether
+    /// the maximizer exists. Default true.
+    pub check_existence: bool,
+}
+
+/// The BSLM settings are the shared MPLE settings.
+pub type BslmParams = MpleParams;
+
+impl Default for MpleParams {
+    fn default() -> Self {
+        MpleParams {
+            convention: Convention::Spin,
+            tau: 1e-5,
+            max_iterations: 100_000,
+            grad_tol: 0.0,
+            l2: 0.0,
+            init: None,
+            check_existence: true,
+        }
+    }
+}
+
+impl MpleParams {
+    /// Checks every setting; the error names the field at fault.
+    pub fn check(&self) -> Result<()> {
+        let nonneg = |field: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(Error::param(
+                    field,
+                    format!("must be a finite number ≥ 0, got {v}"),
+                ))
+            }
+        };
+        nonneg("tau", self.tau)?;
+        nonneg("grad_tol", self.grad_tol)?;
+        nonneg("l2", self.l2)?;
+        if self.max_iterations == 0 {
+            return Err(Error::param("max_iterations", "must be at least 1"));
+        }
+        if let Some(init) = &self.init {
+            if init.convention() != self.convention {
+                return Err(Error::param(
+                    "init",
+                    format!(
+                        "the starting model is in the {} convention, the fit in {}",
+                        init.convention(),
+                        self.convention
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The starting model for `d` units.
+    pub(crate) fn start(&self, d: usize) -> Result<Fvbm> {
+        match &self.init {
+            Some(m) if m.d() != d => Err(Error::param(
+                "init",
+                format!(
+                    "the starting model has {} units, the data {d} variables",
+                    m.d()
+                ),
+            )),
+            Some(m) => Ok(m.clone()),
+            None => Fvbm::zeros(d, self.convention),
+        }
+    }
+}
+
+/// Which solver produced a fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Algorithm {
+    /// Block successive lower-bound maximization (Eqs. 2.4 and 2.7).
+    Bslm,
+    /// Gradient ascent with step `μ` (Eqs. 4.1-4.2).
+    Ga,
+    /// Damped Newton with a backtracking line search.
+    Newton,
+}
+
+/// Why a solver stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The objective gained less than `τ` in the last iteration.
+    Converged,
+    /// The gradient fell below `grad_tol`.
+    GradientTolerance,
+    /// `max_iterations` was reached.
+    MaxIterations,
+    /// The objective decreased (possible for gradient ascent with `μ > 1`); the fit returns
+    /// the iterate before the decrease.
+    Decreased,
+    /// The line search found no increase (the optimum to working precision).
+    NoProgress,
+}
+
+/// The record of an MPLE fit.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MpleRecord {
+    /// The solver.
+    pub algorithm: Algorithm,
+    /// Iterations done (sweeps for BSLM and GA, Newton steps).
+    pub iterations: usize,
+    /// The objective (log-PL minus the penalty, if any) at the start (`[0]`) and after every
+    /// iteration.
+    pub objective: Vec<f64>,
+    /// `max_a |θ_a|` at the start and after every iteration.
+    pub max_abs_theta: Vec<f64>,
+    /// `max_a |∂objective/∂θ_a| / n` at the end.
+    pub final_gradient: f64,
+    /// Why the solver stopped.
+    pub stop: StopReason,
+    /// The L2 penalty λ used.
+    pub l2: f64,
+    /// Number of samples `n`.
+    pub n_samples: usize,
+    /// Number of distinct rows in the data.
+    pub n_distinct: usize,
+    /// Signs that the maximizer does not exist (parameters running away), if any.
+    pub runaway: Option<Runaway>,
+    /// Warnings for the user, one plain sentence each.
+    pub warnings: Vec<String>,
+    /// Wall-clock seconds of the fit, the existence probe excluded.
+    pub seconds: f64,
+    /// Wall-clock seconds of the existence probe (0 when it did not run).
+    pub probe_seconds: f64,
+}
+
+impl MpleRecord {
+    /// The final objective.
+    pub fn final_objective(&self) -> f64 {
+        *self
+            .objective
+            .last()
+            .expect("the trace holds the starting value")
+    }
+
+    /// True when the objective never decreased from one iteration to the next by more than
+    /// round-off ([`ROUND_OFF`] relative).
+    pub fn is_monotone(&self) -> bool {
+        self.objective
+            .windows(2)
+            .all(|w| w[1] >= w[0] - ROUND_OFF * w[0].abs().max(1.0))
+    }
+}
+
+/// A fitted model and its record.
+#[derive(Debug, Clone)]
+pub struct FvbmFit {
+    /// The fitted model, in [`MpleParams::convention`]: the last iterate (the one before
+    /// a decrease, if the fit stopped on one).
+    pub model: Fvbm,
+    /// How the fit went.
+    pub record: MpleRecord,
+}
+
+/// Progress reported to an observer after every iteration.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Iterations done.
+    pub iteration: usize,
+    /// The objective now.
+    pub objective: f64,
+    /// Its gain in this iteration.
+    pub gain: f64,
+}
+
+/// What one iteration of a solver achieved.
+pub(crate) enum Step {
+    /// The iterate moved.
+    Moved,
+    /// No increase could be found.
+    Stuck,
+}
+
+/// A solver of the (penalized) MPLE problem, one iteration at a time.
+pub(crate) trait Solver {
+    /// The objective at the current iterate.
+    fn objective(&self) -> f64;
+    /// One iteration.
+    fn step(&mut self) -> Result<Step>;
+    /// The current parameters `θ`.
+    fn theta(&self) -> Vec<f64>;
+}
+
+/// The objective's gradient `∇P_n(θ) − nλθ` at `model`.
+pub(crate) fn penalized_gradient(model: &Fvbm, data: &PlData, l2: f64) -> Result<Vec<f64>> {
+    let n = data.n_samples() as f64;
+    let mut g = pseudo::gradient(model, data)?;
+    for (gv, t) in g.iter_mut().zip(model.theta()) {
+        *gv -= n * l2 * t;
+    }
+    Ok(g)
+}
+
+/// The objective `P_n(θ) − nλ/2 ‖θ‖²` at `model`.
+#[cfg(test)]
+pub(crate) fn penalized_log_pl(model: &Fvbm, data: &PlData, l2: f64) -> Result<f64> {
+    let n = data.n_samples() as f64;
+    let sq: f64 = model.theta().iter().map(|t| t * t).sum();
+    Ok(pseudo::log_pl(model, data)? - 0.5 * n * l2 * sq)
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m, x| m.max(x.abs()))
+}
+
+/// Runs `solver` until the stopping rule fires; returns the fitted model and its record.
+pub(crate) fn drive(
+    solver: &mut dyn Solver,
+    data: &PlData,
+    params: &MpleParams,
+    algorithm: Algorithm,
+    start: Instant,
+    observer: &mut dyn FnMut(&Progress),
+) -> Result<FvbmFit> {
+    let d = data.d();
+    let n = data.n_samples() as f64;
+    let conv = params.convention;
+    let mut objective = vec![solver.objective()];
+    let mut max_abs_theta = vec![max_abs(&solver.theta())];
+    // Earlier iterates, the drift from which may reveal runaway parameters: every power of
+    // two, and the previous iterate.
+    let mut snapshots = vec![Snapshot {
+        iteration: 0,
+        theta: solver.theta(),
+        objective: objective[0],
+    }];
+    let mut current = snapshots[0].clone();
+    let mut before_current: Option<Snapshot> = None;
+    let mut stop = StopReason::MaxIterations;
+    for iteration in 1..=params.max_iterations {
+        let prev = *objective.last().expect("nonempty");
+        let moved = solver.step()?;
+        let f = solver.objective();
+        if !f.is_finite() {
+            return Err(Error::Numerical {
+                context: format!("{algorithm:?} iteration {iteration}"),
+                detail: format!("the objective became {f}"),
+            });
+        }
+        if let Step::Stuck = moved {
+            stop = StopReason::NoProgress;
+            break;
+        }
+        let gain = f - prev;
+        objective.push(f);
+        let theta = solver.theta();
+        max_abs_theta.push(max_abs(&theta));
+        let here = Snapshot {
+            iteration,
+            theta,
+            objective: f,
+        };
+        if iteration.is_power_of_two() {
+            snapshots.push(here.clone());
+        }
+        let theta = here.theta.clone();
+        before_current = Some(std::mem::replace(&mut current, here));
+        observer(&Progress {
+            iteration,
+            objective: f,
+            gain,
+        });
+        // Gains at the level of round-off count as zero: not a decrease, and below any τ > 0.
+        let noise = ROUND_OFF * f.abs().max(1.0);
+        let gain = if gain.abs() <= noise { 0.0 } else { gain };
+        if gain < 0.0 {
+            stop = StopReason::Decreased;
+            break;
+        }
+        if gain < params.tau {
+            stop = StopReason::Converged;
+            break;
+        }
+        if params.grad_tol > 0.0 {
+            let model = Fvbm::from_theta(d, &theta, conv)?;
+            let g = penalized_gradient(&model, data, params.l2)?;
+            if max_abs(&g) / n <= params.grad_tol {
+                stop = StopReason::GradientTolerance;
+                break;
+            }
+        }
+    }
+    // After a decrease the better iterate before it is returned.
+    let (theta, last) = match (stop, &before_current) {
+        (StopReason::Decreased, Some(b)) => (b.theta.clone(), b.objective),
+        _ => (solver.theta(), *objective.last().expect("nonempty")),
+    };
+    let model = Fvbm::from_theta(d, &theta, conv)?;
+    let final_gradient = max_abs(&penalized_gradient(&model, data, params.l2)?) / n;
+    let iterations = objective.len() - 1;
+    if let Some(b) = before_current {
+        if snapshots.last().is_some_and(|s| s.iteration < b.iteration) {
+            snapshots.push(b);
+        }
+    }
+    let mut runaway = runaway(data, &snapshots, &theta, last, iterations, params.l2)?;
+    let probe_start = Instant::now();
+    if runaway.is_none() && params.l2 == 0.0 && params.check_existence {
+        runaway = probe(data, &model)?;
+    }
+    let probe_seconds = probe_start.elapsed().as_secs_f64();
+    let mut warnings = Vec::new();
+    if let Some(r) = &runaway {
+        warnings.push(r.message());
+    }
+    match stop {
+        StopReason::MaxIterations => warnings.push(format!(
+            "stopped at the iteration limit ({}) before the objective gained less than τ = {}",
+            params.max_iterations, params.tau
+        )),
+        StopReason::Decreased => warnings.push(
+            "the objective decreased in the last iteration, so the fit stopped there; \
+             gradient ascent is only monotone for step μ ≤ 1"
+                .to_string(),
+        ),
+        _ => {}
+    }
+    Ok(FvbmFit {
+        model,
+        record: MpleRecord {
+            algorithm,
+            iterations,
+            objective,
+            max_abs_theta,
+            final_gradient,
+            stop,
+            l2: params.l2,
+            n_samples: data.n_samples(),
+            n_distinct: data.n_distinct(),
+            runaway,
+            warnings,
+            seconds: start.elapsed().as_secs_f64() - probe_seconds,
+            probe_seconds,
+        },
+    })
+}
+
+/// Prepares data and the starting model for a fit: checks the settings, the data and the
+/// starting point.
+pub(crate) fn prepare(data: &Dataset, params: &MpleParams) -> Result<(PlData, Fvbm)> {
+    params.check()?;
+    let pl = PlData::new(data, params.convention)?;
+    let init = params.start(pl.d())?;
+    Ok((pl, init))
+}
