@@ -3,8 +3,8 @@
 //! (a JSON list), plus whatever the caller records (settings, seed, data hash, summary).
 
 use super::model::FsllModel;
-use crate::error::{Error, Result};
-use crate::io::{load_tensors, save_tensors, NamedTensor, TensorData};
+use crate::error::Result;
+use crate::io::{load_tensors, save_model, NamedTensor, TensorData};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -24,23 +24,16 @@ impl FsllModel {
             )?,
             NamedTensor::new("theta", vec![k], TensorData::F64(self.theta().to_vec()))?,
         ];
-        let mut meta = extra.clone();
-        meta.insert("format".into(), FORMAT.into());
-        meta.insert(
-            "cardinalities".into(),
-            serde_json::to_string(self.cardinalities()).expect("a list of integers serializes"),
-        );
-        save_tensors(path, &tensors, &meta)
+        let cards =
+            serde_json::to_string(self.cardinalities()).expect("a list of integers serializes");
+        save_model(path, FORMAT, &tensors, extra, &[("cardinalities", cards)])
     }
 
     /// Reads a model written by [`FsllModel::save`] (or any file following the format).
     pub fn load(path: &Path) -> Result<Self> {
         let file = load_tensors(path)?;
         file.require_format(FORMAT)?;
-        let bad = |reason: String| Error::Model {
-            path: path.to_path_buf(),
-            reason,
-        };
+        let bad = |reason: String| file.invalid(reason);
         let cards: Vec<u32> = serde_json::from_str(file.meta("cardinalities")?).map_err(|e| {
             bad(format!(
                 "metadata `cardinalities` is not a list of integers: {e}"
@@ -65,6 +58,7 @@ impl FsllModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::save_tensors;
 
     #[test]
     fn round_trip() {

@@ -5,7 +5,7 @@
 use super::convention::Convention;
 use super::model::Fvbm;
 use crate::error::{Error, Result};
-use crate::io::{load_tensors, save_tensors, NamedTensor, TensorData};
+use crate::io::{load_tensors, save_model, NamedTensor, TensorData};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -21,10 +21,8 @@ impl Fvbm {
             NamedTensor::new("b", vec![d], TensorData::F64(self.b().to_vec()))?,
             NamedTensor::new("M", vec![d, d], TensorData::F64(self.m().to_vec()))?,
         ];
-        let mut meta = extra.clone();
-        meta.insert("format".into(), FORMAT.into());
-        meta.insert("convention".into(), self.convention().name().into());
-        save_tensors(path, &tensors, &meta)
+        let convention = self.convention().name().to_string();
+        save_model(path, FORMAT, &tensors, extra, &[("convention", convention)])
     }
 
     /// Reads a model written by [`Fvbm::save`] (or any file following the format), checked
@@ -32,10 +30,7 @@ impl Fvbm {
     pub fn load(path: &Path) -> Result<Self> {
         let file = load_tensors(path)?;
         file.require_format(FORMAT)?;
-        let bad = |reason: String| Error::Model {
-            path: path.to_path_buf(),
-            reason,
-        };
+        let bad = |reason: String| file.invalid(reason);
         let convention: Convention = file
             .meta("convention")?
             .parse()
@@ -55,6 +50,7 @@ impl Fvbm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::save_tensors;
     use crate::rng::rng_from_seed;
 
     #[test]

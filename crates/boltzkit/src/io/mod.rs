@@ -15,4 +15,4 @@ mod tensors;
 pub use atomic::{write_atomic, write_atomic_with};
 pub use hash::sha256_file;
 pub use log::{MetricLog, MetricRecord, RESERVED_KEYS};
-pub use tensors::{load_tensors, save_tensors, NamedTensor, TensorData, TensorFile};
+pub use tensors::{load_tensors, save_model, save_tensors, NamedTensor, TensorData, TensorFile};

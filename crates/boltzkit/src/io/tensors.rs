@@ -175,6 +175,23 @@ pub fn save_tensors(
     write_atomic(path, &buffer)
 }
 
+/// Writes a model file: `tensors`, the caller's `extra` metadata, then `format` and the
+/// model's own `fields` (which take precedence over `extra`), atomically.
+pub fn save_model(
+    path: &Path,
+    format: &str,
+    tensors: &[NamedTensor],
+    extra: &BTreeMap<String, String>,
+    fields: &[(&str, String)],
+) -> Result<()> {
+    let mut meta = extra.clone();
+    meta.insert("format".into(), format.into());
+    for (k, v) in fields {
+        meta.insert((*k).into(), v.clone());
+    }
+    save_tensors(path, tensors, &meta)
+}
+
 /// A model file read into memory: its tensors and its metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorFile {
@@ -247,11 +264,16 @@ pub fn load_tensors(path: &Path) -> Result<TensorFile> {
 }
 
 impl TensorFile {
-    fn err(&self, reason: String) -> Error {
+    /// An [`Error::Model`] naming this file, for readers that find its content invalid.
+    pub fn invalid(&self, reason: impl Into<String>) -> Error {
         Error::Model {
             path: self.path.clone(),
-            reason,
+            reason: reason.into(),
         }
+    }
+
+    fn err(&self, reason: String) -> Error {
+        self.invalid(reason)
     }
 
     /// Fails unless metadata `format` equals `expected` (e.g. `boltzkit/fsll/v1`).
