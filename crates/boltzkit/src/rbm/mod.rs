@@ -6,14 +6,16 @@
 //! | [`gibbs`] | [`GibbsChains`]: block Gibbs on mini-batches of chains, per-chain seeded streams |
 //! | [`ais`] | annealed importance sampling of `ln Z` from a base-rate model (linear and standard schedules) |
 //! | [`exact`] | enumeration of the smaller layer (≤ 30 units): `ln Z`, average log-likelihood, its exact gradient |
+//! | [`file`](mod@file) | model files (safetensors, `boltzkit/rbm/v1`): [`file::save_rbm`], [`file::load_rbm`] |
 //! | [`monitor`] | cheap deterministic monitors: mean-field reconstruction error, full pseudo-log-likelihood |
-//! | [`train`] | [`train::GradientEstimator`] (CD-k, PCD-k), [`train::Sdcp`] (S-DCP, Alg. 3), [`train::Gradient`], the [`train::Sgd`] step |
+//! | [`train`] | [`train::GradientEstimator`] (CD-k, PCD-k), [`train::Sdcp`] (S-DCP, Alg. 3), [`train::Centered`] (CG, CS-DCP, Alg. 4), [`train::Gradient`], the [`train::Sgd`] step, the loop [`train::Trainer`] |
 //!
 //! Paper: Upadhya & Sastry, *Learning RBMs using stochastic difference of convex functions
 //! programming* (S-DCP; equations and algorithms cited as "Eq. 5", "Alg. 3").
 
 pub mod ais;
 pub mod exact;
+pub mod file;
 pub mod gibbs;
 pub mod model;
 pub mod monitor;

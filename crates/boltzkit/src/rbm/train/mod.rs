@@ -5,18 +5,27 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`cd`] | [`Cd`]: contrastive divergence (Alg. 1 of the S-DCP paper) and its persistent form |
+//! | [`centered`] | [`Centered`]: CS-DCP (Alg. 4) and CG (its `d = 1`), offsets `μ`, `λ`; [`to_centered`] / [`from_centered`] |
 //! | [`sdcp`] | [`Sdcp`]: S-DCP (Alg. 3), `d` inner steps; `d = 1` is CD |
 //! | [`sgd`] | [`SgdParams`] → [`Sgd`]: learning rate, momentum, weight decay |
+//! | [`trainer`] | the loop: [`TrainParams`] → [`Trainer`] with [`Observer`]s, divergence guard, [`StopReason`] |
 //!
 //! [`GibbsChains`]: super::GibbsChains
 
 pub mod cd;
+pub mod centered;
 pub mod sdcp;
 pub mod sgd;
+pub mod trainer;
 
 pub use cd::Cd;
+pub use centered::{from_centered, to_centered, Centered};
 pub use sdcp::Sdcp;
 pub use sgd::{Sgd, SgdParams};
+pub use trainer::{
+    Algorithm, CheckedTrainParams, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate,
+    Observer, Progress, StopReason, TrainOutcome, TrainParams, TrainRecord, Trainer,
+};
 
 use super::model::{check_len, Rbm};
 use crate::error::Result;
