@@ -11,6 +11,11 @@ use boltzkit::rng::rng_from_seed;
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
+use crate::commands::fvbm::ConventionArg;
+use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
+use boltzkit::fvbm::{gibbs, Convention, Fvbm};
+use std::collections::BTreeMap;
+
 /// The most variables for which `--truth` (all 2^n state probabilities) is written.
 pub const MAX_TRUTH_VARS: usize = MAX_EXACT_VARS;
 
@@ -46,6 +51,18 @@ enum GenVerb {
         --truth bn-p.npy --seed 7"
     )]
     Bn(BnArgs),
+
+    /// Samples of a random fully visible Boltzmann machine (Ising model)
+    #[command(
+        long_about = "Samples of a fully visible Boltzmann machine P(x) ∝ exp(½ xᵀMx + bᵀx) \
+        with b and the upper triangle of M drawn i.i.d. from N(0, --variance) (the simulation \
+        design of Nguyen & Wood, Sec. 5), written as 0/1 values (in the spin convention 0 \
+        stands for −1). Exact sampling for d ≤ 30, Gibbs sampling beyond. --truth writes the \
+        parameters (.safetensors) or the probability table over all states (.npy, d ≤ 28).\n\n\
+        Example:\n  boltzkit gen fvbm --vars 10 --samples 16000 -o x.npy --truth t.safetensors \
+        --seed 1"
+    )]
+    Fvbm(FvbmGenArgs),
 }
 
 /// Where the samples (and the optional exact distribution) go.
@@ -119,6 +136,7 @@ impl GenArgs {
         match self.verb {
             GenVerb::Ising(a) => a.run(),
             GenVerb::Bn(a) => a.run(),
+            GenVerb::Fvbm(a) => a.run(),
         }
     }
 }
@@ -194,6 +212,129 @@ impl BnArgs {
         let mut summary = Summary::new("gen bn", Some(seed));
         summary.set("parents", parents).set("edges", net.n_edges());
         self.out.write(&data, dist.as_ref(), n_vars, &mut summary)?;
+        summary.emit(&self.common)
+    }
+}
+
+#[derive(Debug, Args)]
+struct FvbmGenArgs {
+    /// Number of units d
+    #[arg(long, value_name = "D", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    vars: u64,
+
+    /// Number of samples
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    samples: u64,
+
+    /// Variance σ² of the random parameters
+    #[arg(long, value_name = "σ²", default_value_t = 0.5)]
+    variance: f64,
+
+    /// Convention of the model
+    #[arg(long, value_enum, default_value_t = ConventionArg::Spin)]
+    convention: ConventionArg,
+
+    /// Output data file (.npy, .csv, .tsv or .amat, each optionally followed by .gz)
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+
+    /// Also write the truth: the parameters (.safetensors) or the exact distribution over all
+    /// 2^d states (.npy, d ≤ 28)
+    #[arg(long, value_name = "FILE")]
+    truth: Option<PathBuf>,
+
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+impl FvbmGenArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let d = to_usize(self.vars, "--vars")?;
+        let n = to_usize(self.samples, "--samples")?;
+        if !(self.variance.is_finite() && self.variance >= 0.0) {
+            return Err(UsageError::new(format!(
+                "--variance must be a finite number ≥ 0, got {}",
+                self.variance
+            ))
+            .into());
+        }
+        if !DATA_EXTENSIONS.contains(&data_extension(&self.output).as_str()) {
+            return Err(UsageError::new(format!(
+                "-o {}: unknown data format; use .npy, .csv, .tsv or .amat (optionally .gz)",
+                self.output.display()
+            ))
+            .into());
+        }
+        let truth_is_model = match &self.truth {
+            Some(t) if extension(t) == "safetensors" => true,
+            Some(t) if extension(t) == "npy" => {
+                if d > MAX_TABLE_UNITS {
+                    return Err(UsageError::new(format!(
+                        "--truth {}: the probability table needs at most {MAX_TABLE_UNITS} \
+                         variables, found {d}; write the parameters (.safetensors) instead",
+                        t.display()
+                    ))
+                    .into());
+                }
+                false
+            }
+            Some(t) => {
+                return Err(UsageError::new(format!(
+                    "--truth {}: use .safetensors (parameters) or .npy (probability table)",
+                    t.display()
+                ))
+                .into())
+            }
+            None => false,
+        };
+        let seed = self.common.init()?;
+        let mut rng = rng_from_seed(seed);
+        let conv: Convention = self.convention.into();
+        let model = Fvbm::random(d, self.variance, conv, &mut rng)?;
+        let spin = progress::spinner("sampling", self.common.quiet);
+        let (data, method) = if d <= MAX_EXACT_UNITS {
+            (exact::sample(&model, n, &mut rng)?, "exact")
+        } else {
+            let p = gibbs::GibbsParams::default();
+            (gibbs::sample(&model, n, &p, &mut rng)?, "gibbs")
+        };
+        spin.finish_and_clear();
+        write_dataset(&self.output, &data).context("cannot write the samples")?;
+        let mut summary = Summary::new("gen fvbm", Some(seed));
+        summary
+            .set("vars", d)
+            .set("samples", n)
+            .set("variance", self.variance)
+            .set("convention", conv.name())
+            .set("method", method)
+            .set("output", self.output.display().to_string())
+            .set("output_sha256", boltzkit::io::sha256_file(&self.output)?);
+        match &self.truth {
+            Some(path) if truth_is_model => {
+                let mut meta = BTreeMap::new();
+                meta.insert("generator".into(), "gen fvbm".into());
+                meta.insert("seed".into(), seed.to_string());
+                meta.insert("variance".into(), self.variance.to_string());
+                model
+                    .save(path, &meta)
+                    .context("cannot write the parameters")?;
+                summary.set("truth", path.display().to_string());
+            }
+            Some(path) => {
+                let p: Vec<f64> = exact::log_probabilities(&model)?
+                    .into_iter()
+                    .map(f64::exp)
+                    .collect();
+                write_npy_f64(path, &[p.len()], &p)
+                    .context("cannot write the exact distribution")?;
+                summary.set("truth", path.display().to_string());
+            }
+            None => {
+                summary.set("truth", serde_json::Value::Null);
+            }
+        }
         summary.emit(&self.common)
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod demo;
 pub mod fsll;
+pub mod fvbm;
 pub mod gen;
 pub mod repro;
 
@@ -40,6 +41,16 @@ pub enum Command {
     )]
     Fsll(fsll::FsllArgs),
 
+    /// Fully visible Boltzmann machines: fit, eval, sample, tests
+    #[command(
+        long_about = "Fully visible Boltzmann machines (Ising models) P(x) ∝ exp(½ xᵀMx + bᵀx) \
+                      in the spin (±1) or binary (0/1) convention: maximum pseudo-likelihood \
+                      (BSLM, gradient ascent, Newton), exact maximum likelihood, PCD, and Wald \
+                      tests from sandwich standard errors.\n\nExample:\n  boltzkit fvbm fit \
+                      --data x.npy --algo bslm -o m.safetensors"
+    )]
+    Fvbm(fvbm::FvbmArgs),
+
     /// Reproduce a paper's experiments from scratch
     #[command(
         long_about = "Reproduce a paper's experiments from scratch, with fixed, \
@@ -55,6 +66,7 @@ impl Command {
             Command::Gen(args) => args.run(),
             Command::Demo(args) => args.run(),
             Command::Fsll(args) => args.run(),
+            Command::Fvbm(args) => args.run(),
             Command::Repro(args) => args.run(),
         }
     }

@@ -3,10 +3,11 @@
 use crate::args::CommonArgs;
 use crate::fsll_run::{fit_with_progress, kl_to_truth};
 use crate::report::Summary;
-use crate::repro::fsll::{markdown, run_row, Table1Row};
+use crate::repro::fsll::{markdown, markdown_bm, run_bm_row, run_row, BmKind, Table1Row};
 use anyhow::Context;
 use boltzkit::data::synth::BayesNet;
 use boltzkit::fsll::{FsllParams, TransformPath};
+use boltzkit::fvbm::exact;
 use boltzkit::io::write_atomic;
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand};
@@ -15,6 +16,9 @@ use std::time::Instant;
 
 /// The seed `repro fsll` uses unless `--seed` says otherwise.
 pub const FSLL_REPRO_SEED: u64 = 20_211;
+
+/// The seed `repro bslm` uses unless `--seed` says otherwise.
+pub const BSLM_REPRO_SEED: u64 = 2016;
 
 /// `boltzkit repro <paper>`.
 #[derive(Debug, Args)]
@@ -37,6 +41,42 @@ enum ReproPaper {
         boltzkit repro fsll --path full --trials 3\n  boltzkit repro fsll --only none --scale-vars 28"
     )]
     Fsll(FsllReproArgs),
+
+    /// Sec. 5 of Nguyen & Wood (BSLM): log-PL traces and MSE for d = 5, 10, 15, 20
+    #[command(
+        long_about = "The simulation of Sec. 5 of Nguyen & Wood (BSLM for the MPLE of \
+        FVBMs): for each d (5, 10, 15, 20) and repetition, a truth with b and upper M drawn \
+        from N(0, 0.5), n = 16,000 exact samples, BSLM started from a point drawn the same way \
+        and run to τ = 1e-5. Checks that every log-PL trace is monotone, flags the runs where \
+        the MPLE does not exist, and prints the average MSE per d next to the paper's values \
+        (with the mean sandwich variance, the MSE one should expect). -o DIR writes every trace \
+        as CSV (bslm-d{d}-rep{r}.csv) and all results as bslm.json. No PNG is drawn (no \
+        plotting dependency): plot the CSVs.\n\n\
+        Examples:\n  boltzkit repro bslm -o bslm-out\n  boltzkit repro bslm --reps 1 --dims 5,10"
+    )]
+    Bslm(BslmReproArgs),
+}
+
+#[derive(Debug, Args)]
+struct BslmReproArgs {
+    /// Repetitions per d
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    reps: u64,
+    /// Dimensions d, comma-separated
+    #[arg(long, value_delimiter = ',', default_values_t = [5usize, 10, 15, 20])]
+    dims: Vec<usize>,
+    /// Observations per data set
+    #[arg(long, value_name = "N", default_value_t = 16_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    samples: u64,
+    /// Stopping tolerance τ on the log-PL gain per sweep
+    #[arg(long, default_value_t = 1e-5)]
+    tau: f64,
+    /// Directory for the per-run trace CSVs and bslm.json
+    #[arg(short, long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
 }
 
 #[derive(Debug, Args)]
@@ -53,6 +93,11 @@ struct FsllReproArgs {
     /// Also learn an N-variable Bayesian network (3 parents, 100,000 samples): scale test
     #[arg(long, value_name = "N")]
     scale_vars: Option<usize>,
+    /// Also fit the Boltzmann-machine baselines on the same samples: `di` (BM-DI, exact
+    /// maximum likelihood), `pcd` (BM-PCD: rate 0.01, 100 chains, 10,000 updates), or both
+    #[arg(long, value_delimiter = ',', default_value = "none",
+          value_parser = ["none", "di", "pcd"])]
+    bm: Vec<String>,
     /// Write all results (every trial, medians, the paper's values, seeds) as JSON
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -65,6 +110,7 @@ impl ReproArgs {
     pub fn run(self) -> anyhow::Result<()> {
         match self.paper {
             ReproPaper::Fsll(a) => a.run(),
+            ReproPaper::Bslm(a) => a.run(),
         }
     }
 }
@@ -106,6 +152,23 @@ impl FsllReproArgs {
                 .into());
             }
         }
+        let kinds: Vec<BmKind> = [("di", BmKind::Di), ("pcd", BmKind::Pcd)]
+            .into_iter()
+            .filter(|(k, _)| self.bm.iter().any(|b| b == k))
+            .map(|(_, kind)| kind)
+            .collect();
+        let mut bm_results = Vec::new();
+        for &row in &rows {
+            for &kind in &kinds {
+                bm_results.push(run_bm_row(
+                    row,
+                    kind,
+                    seed,
+                    self.trials as usize,
+                    common.quiet,
+                )?);
+            }
+        }
         let mut results = Vec::new();
         for row in rows {
             results.push(run_row(
@@ -128,6 +191,15 @@ impl FsllReproArgs {
                 println!("{table}");
             }
         }
+        if !bm_results.is_empty() {
+            let table = markdown_bm(&bm_results);
+            if common.json {
+                summary.set("bm_results", serde_json::to_value(&bm_results)?);
+                summary.set("bm_markdown", table);
+            } else {
+                println!("{table}");
+            }
+        }
         let scale = self
             .scale_vars
             .map(|n| scale_run(n, seed, &params, common.quiet))
@@ -141,12 +213,122 @@ impl FsllReproArgs {
                 "trials": self.trials,
                 "path": self.path,
                 "results": results,
+                "bm_results": bm_results,
                 "scale": scale,
             }))?;
             write_atomic(out, body.as_bytes())?;
             summary.set("output", out.display().to_string());
         }
         summary.emit(&common)
+    }
+}
+
+impl BslmReproArgs {
+    fn run(self) -> anyhow::Result<()> {
+        use crate::repro::bslm;
+        let common = CommonArgs {
+            seed: Some(self.common.seed.unwrap_or(BSLM_REPRO_SEED)),
+            ..self.common.clone()
+        };
+        let seed = common.init()?;
+        let mut summary = Summary::new("repro bslm", Some(seed));
+        if let Some(&d) = self
+            .dims
+            .iter()
+            .find(|&&d| !(2..=exact::MAX_EXACT_UNITS).contains(&d))
+        {
+            return Err(crate::exit::UsageError::new(format!(
+                "--dims: each d must lie in 2..={} (exact sampling), found {d}",
+                exact::MAX_EXACT_UNITS
+            ))
+            .into());
+        }
+        if !(self.tau.is_finite() && self.tau >= 0.0) {
+            return Err(crate::exit::UsageError::new("--tau must be a finite number ≥ 0").into());
+        }
+        let mut dims = self.dims.clone();
+        dims.sort_unstable();
+        dims.dedup();
+        let n = usize::try_from(self.samples)?;
+        let reps = self.reps as usize;
+        if let Some(dir) = &self.output {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let bar = crate::progress::bar((dims.len() * reps) as u64, "runs", common.quiet);
+        let mut runs = Vec::new();
+        for &d in &dims {
+            for rep in 0..reps {
+                bar.set_message(format!("d={d} rep {rep}"));
+                let run = bslm::run_one(d, rep, n, self.tau, seed)
+                    .with_context(|| format!("d = {d}, repetition {rep}"))?;
+                if !common.quiet {
+                    bar.suspend(|| {
+                        eprintln!(
+                            "d={d:>2} rep={rep} sweeps={:>6} stop={:?} monotone={} mple_exists={} mse={:.3e}{}",
+                            run.sweeps,
+                            run.stop,
+                            run.monotone,
+                            run.mple_exists,
+                            run.mse,
+                            if run.mple_exists {
+                                ""
+                            } else {
+                                "  (the MPLE does not exist for this data set: the estimate drifts)"
+                            }
+                        )
+                    });
+                }
+                if let Some(dir) = &self.output {
+                    let path = dir.join(format!("bslm-d{d}-rep{rep}.csv"));
+                    write_atomic(&path, bslm::trace_csv(&run).as_bytes())?;
+                }
+                runs.push(run);
+                bar.inc(1);
+            }
+        }
+        bar.finish_and_clear();
+        let rows = bslm::rows(&runs);
+        let table = bslm::markdown(&rows);
+        let all_monotone = runs.iter().all(|r| r.monotone);
+        summary
+            .set("reps", reps)
+            .set("dims", dims.clone())
+            .set("samples", n)
+            .set("tau", self.tau)
+            .set("all_monotone", all_monotone)
+            .set(
+                "mple_missing",
+                runs.iter().filter(|r| !r.mple_exists).count(),
+            )
+            .set("plot", "none: no plotting dependency; plot the trace CSVs");
+        if common.json {
+            summary.set("rows", serde_json::to_value(&rows)?);
+            summary.set("markdown", table);
+        } else if !common.quiet {
+            println!("{table}");
+        }
+        if let Some(dir) = &self.output {
+            let runs_json: Vec<serde_json::Value> = runs
+                .iter()
+                .map(|r| {
+                    serde_json::json!({"d": r.d, "rep": r.rep, "seed": r.seed,
+                        "sweeps": r.sweeps, "stop": r.stop, "monotone": r.monotone,
+                        "mple_exists": r.mple_exists, "mse": r.mse,
+                        "mean_se2": r.mean_se2, "seconds": r.seconds})
+                })
+                .collect();
+            let body = serde_json::to_string_pretty(&serde_json::json!({
+                "seed": seed, "reps": reps, "dims": dims, "samples": n, "tau": self.tau,
+                "rows": rows, "runs": runs_json,
+            }))?;
+            write_atomic(&dir.join("bslm.json"), body.as_bytes())?;
+            summary.set("output", dir.display().to_string());
+        }
+        summary.emit(&common)?;
+        if !all_monotone {
+            anyhow::bail!("a log-pseudo-likelihood trace decreased (see the table)");
+        }
+        Ok(())
     }
 }
 

@@ -5,6 +5,7 @@ use anyhow::Context;
 use boltzkit::data::synth::{BayesNet, Distribution, IsingGrid};
 use boltzkit::data::Dataset;
 use boltzkit::fsll::FsllParams;
+use boltzkit::fvbm::{exact, mle, n_params, pcd};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use serde::Serialize;
 
@@ -235,6 +236,210 @@ pub fn markdown(results: &[Table1Result]) -> String {
     s
 }
 
+/// A Boltzmann-machine baseline of Table 1 (Secs. 3.2-3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum BmKind {
+    /// Exact maximum likelihood on exact moments (no regularization).
+    Di,
+    /// Persistent contrastive divergence: learning rate 0.01, 100 chains, 10,000 updates.
+    Pcd,
+}
+
+impl BmKind {
+    /// The paper's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BmKind::Di => "BM-DI",
+            BmKind::Pcd => "BM-PCD",
+        }
+    }
+}
+
+impl Table1Row {
+    /// The figures Table 1 reports for a Boltzmann-machine baseline (210 parameters each).
+    pub fn paper_bm(&self, kind: BmKind) -> PaperFigures {
+        let (kl_data, kl_truth, seconds) = match (kind, self.data, self.large) {
+            (BmKind::Di, Table1Data::Ising5x4, false) => (2.424, 0.087, 13.0),
+            (BmKind::Di, Table1Data::Ising5x4, true) => (0.473, 0.002, 12.0),
+            (BmKind::Di, Table1Data::Bn20_37, false) => (4.746, 0.863, 17.0),
+            (BmKind::Di, Table1Data::Bn20_37, true) => (1.422, 0.750, 19.0),
+            (BmKind::Di, Table1Data::Bn20_54, false) => (3.743, 1.301, 23.0),
+            (BmKind::Di, Table1Data::Bn20_54, true) => (1.545, 1.166, 21.0),
+            (BmKind::Pcd, Table1Data::Ising5x4, false) => (2.504, 0.094, 3.0),
+            (BmKind::Pcd, Table1Data::Ising5x4, true) => (0.528, 0.053, 3.0),
+            (BmKind::Pcd, Table1Data::Bn20_37, false) => (4.803, 0.903, 3.0),
+            (BmKind::Pcd, Table1Data::Bn20_37, true) => (1.477, 0.806, 3.0),
+            (BmKind::Pcd, Table1Data::Bn20_54, false) => (3.826, 1.338, 3.0),
+            (BmKind::Pcd, Table1Data::Bn20_54, true) => (1.620, 1.242, 3.0),
+        };
+        PaperFigures {
+            kl_data,
+            kl_truth,
+            n_basis: 210,
+            seconds,
+        }
+    }
+}
+
+/// One Boltzmann-machine fit of a Table-1 dataset.
+#[derive(Debug, Clone, Serialize)]
+pub struct BmOutcome {
+    /// KL(p_d‖p_θ) in nats.
+    pub kl_data: f64,
+    /// KL(p*‖p_θ) in nats.
+    pub kl_truth: f64,
+    /// Parameters of the model (d(d+1)/2).
+    pub n_params: usize,
+    /// Iterations (L-BFGS iterations for BM-DI, updates for BM-PCD).
+    pub iterations: usize,
+    /// Seconds of the fit.
+    pub learn_s: f64,
+    /// Why the fit stopped (the L-BFGS stop reason for BM-DI, `updates` for BM-PCD).
+    pub stop: String,
+}
+
+/// A Boltzmann-machine baseline on one dataset: every trial, medians, the paper's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct BmResult {
+    /// The paper's dataset name.
+    pub name: String,
+    /// `BM-DI` or `BM-PCD`.
+    pub model: &'static str,
+    /// Samples.
+    pub samples: usize,
+    /// Each trial's figures.
+    pub trials: Vec<BmOutcome>,
+    /// Medians over trials.
+    pub median: BmOutcome,
+    /// The paper's figures.
+    pub paper: PaperFigures,
+}
+
+/// The empirical distribution of binary `data` over all `2^d` states (variable 0 least
+/// significant).
+fn empirical(data: &Dataset) -> Vec<f64> {
+    let d = data.n_vars();
+    let mut p = vec![0.0; 1usize << d];
+    let w = 1.0 / data.n_samples() as f64;
+    for row in data.values().outer_iter() {
+        let idx = row
+            .iter()
+            .enumerate()
+            .fold(0usize, |acc, (j, &b)| acc | (usize::from(b) << j));
+        p[idx] += w;
+    }
+    p
+}
+
+/// Fits the baseline `kind` to `row` for `trials` sample seeds (the same samples as FL's).
+pub fn run_bm_row(
+    row: Table1Row,
+    kind: BmKind,
+    seed: u64,
+    trials: usize,
+    quiet: bool,
+) -> anyhow::Result<BmResult> {
+    let mut outs = Vec::with_capacity(trials);
+    for t in 0..trials {
+        let (truth, data) = row.generate(seed, t as u64)?;
+        let (model, iterations, learn_s, stop) = match kind {
+            BmKind::Di => {
+                let fit = mle::fit(&data, &mle::MleParams::default())
+                    .with_context(|| format!("BM-DI on {} (trial {t})", row.name()))?;
+                (
+                    fit.model,
+                    fit.record.iterations,
+                    fit.record.seconds,
+                    serde_json::to_value(fit.record.stop)?
+                        .as_str()
+                        .unwrap_or("unknown")
+                        .to_string(),
+                )
+            }
+            BmKind::Pcd => {
+                let pcd_seed = derive_seed(seed, 7000 + 100 * row_index(row) + t as u64);
+                let fit = pcd::fit(&data, &pcd::PcdParams::default(), pcd_seed)
+                    .with_context(|| format!("BM-PCD on {} (trial {t})", row.name()))?;
+                (
+                    fit.model,
+                    fit.record.updates,
+                    fit.record.seconds,
+                    "updates".to_string(),
+                )
+            }
+        };
+        let out = BmOutcome {
+            kl_data: exact::kl_divergence(&empirical(&data), &model)?,
+            kl_truth: exact::kl_divergence(truth.probs(), &model)?,
+            n_params: n_params(model.d()),
+            iterations,
+            learn_s,
+            stop,
+        };
+        if !quiet {
+            eprintln!(
+                "{} {} trial {t}: KL(p_d||p) {:.4}, KL(p*||p) {:.4}, {} iterations ({}), {:.3} s",
+                row.name(),
+                kind.name(),
+                out.kl_data,
+                out.kl_truth,
+                out.iterations,
+                out.stop,
+                out.learn_s
+            );
+        }
+        outs.push(out);
+    }
+    let med = |f: &dyn Fn(&BmOutcome) -> f64| median(outs.iter().map(f).collect());
+    let median_out = BmOutcome {
+        kl_data: med(&|o| o.kl_data),
+        kl_truth: med(&|o| o.kl_truth),
+        n_params: outs[0].n_params,
+        iterations: med(&|o| o.iterations as f64).round() as usize,
+        learn_s: med(&|o| o.learn_s),
+        stop: outs[0].stop.clone(),
+    };
+    Ok(BmResult {
+        name: row.name(),
+        model: kind.name(),
+        samples: row.n_samples(),
+        median: median_out,
+        trials: outs,
+        paper: row.paper_bm(kind),
+    })
+}
+
+fn row_index(row: Table1Row) -> u64 {
+    Table1Row::ALL
+        .iter()
+        .position(|r| r.data == row.data && r.large == row.large)
+        .expect("a row of the table") as u64
+}
+
+/// The Boltzmann-machine rows of Table 1 as Markdown, ours (medians) next to the paper's.
+pub fn markdown_bm(results: &[BmResult]) -> String {
+    let mut s = String::from(
+        "| Data | Model | KL(p_d‖p_θ) | KL(p*‖p_θ) | #Params | Time (s) | paper KL(p_d‖p_θ) | paper KL(p*‖p_θ) | paper #Basis | paper time (s) |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in results {
+        s.push_str(&format!(
+            "| {} | {} | {:.3} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {} | {} |\n",
+            r.name,
+            r.model,
+            r.median.kl_data,
+            r.median.kl_truth,
+            r.median.n_params,
+            r.median.learn_s,
+            r.paper.kl_data,
+            r.paper.kl_truth,
+            r.paper.n_basis,
+            r.paper.seconds
+        ));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +469,21 @@ mod tests {
         let (_, d0) = Table1Row::ALL[2].generate(5, 0).unwrap();
         let (_, d1) = Table1Row::ALL[2].generate(5, 1).unwrap();
         assert_ne!(d0, d1, "trials draw different samples");
+    }
+
+    #[test]
+    fn bm_rows_have_the_papers_figures_and_empirical_sums_to_one() {
+        let r = Table1Row::ALL[1];
+        assert_eq!(r.paper_bm(BmKind::Di).kl_truth, 0.002);
+        assert_eq!(r.paper_bm(BmKind::Pcd).kl_data, 0.528);
+        assert_eq!(Table1Row::ALL[5].paper_bm(BmKind::Di).seconds, 21.0);
+        let (_, data) = Table1Row::ALL[0].generate(5, 0).unwrap();
+        let p = empirical(&data);
+        assert_eq!(p.len(), 1 << 20);
+        assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        let first = data.values().row(0);
+        let idx = (0..20).fold(0usize, |a, j| a | (usize::from(first[j]) << j));
+        assert!(p[idx] >= 1e-3 - 1e-15);
     }
 
     #[test]

@@ -1,3 +1,4 @@
 //! `boltzkit repro <paper>`: regenerate a paper's tables from scratch.
 
+pub mod bslm;
 pub mod fsll;

@@ -17,6 +17,7 @@
 //! | [`inference`] | sandwich standard errors and Wald z-tests for the MPLE |
 //! | [`lbfgs`] | a small L-BFGS minimizer with a weak-Wolfe line search |
 //! | [`mle`] | exact maximum likelihood (BM-DI) by L-BFGS on exact moments |
+//! | [`pcd`] | persistent contrastive divergence (BM-PCD) on persistent Gibbs chains |
 //!
 //! Papers: Nguyen & Wood, *A block successive lower-bound maximization algorithm for the
 //! maximum pseudo-likelihood estimation of fully visible Boltzmann machines* (Neural
@@ -36,6 +37,7 @@ pub mod mle;
 pub mod model;
 pub mod mple;
 pub mod newton;
+pub mod pcd;
 pub mod pseudo;
 pub mod separation;
 

@@ -1,0 +1,599 @@
+//! `boltzkit fvbm`: fit, evaluate, sample and test fully visible Boltzmann machines.
+
+use crate::args::CommonArgs;
+use crate::commands::fsll::{load_data, load_truth};
+use crate::exit::UsageError;
+use crate::progress;
+use crate::report::Summary;
+use anyhow::Context;
+use boltzkit::data::{write_dataset, Dataset};
+use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
+use boltzkit::fvbm::{
+    bslm, ga, gibbs, inference, mle, newton, pcd, pseudo, Convention, Fvbm, MpleParams,
+};
+use boltzkit::rng::rng_from_seed;
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The most units for which `fvbm sample` draws exact samples (Gibbs beyond).
+pub const MAX_EXACT_SAMPLE_UNITS: usize = 26;
+
+/// `boltzkit fvbm <verb>`.
+#[derive(Debug, Args)]
+pub struct FvbmArgs {
+    #[command(subcommand)]
+    verb: FvbmVerb,
+}
+
+#[derive(Debug, Subcommand)]
+enum FvbmVerb {
+    /// Fit an FVBM to 0/1 data (MPLE by BSLM, GA or Newton; exact ML; PCD)
+    #[command(
+        long_about = "Fit a fully visible Boltzmann machine P(x) ∝ exp(½ xᵀMx + bᵀx) \
+        to 0/1 data. --algo bslm|ga|newton maximize the pseudo-likelihood (Nguyen & Wood); \
+        mle minimizes KL(p_d||p_θ) on exact moments (d ≤ 30, BM-DI); pcd is persistent \
+        contrastive divergence (BM-PCD). With --convention spin the data's 0 maps to −1. Prints \
+        the log-pseudo-likelihood (KL for mle), iterations, the stop reason, warnings (e.g. \
+        when the MPLE does not exist) and the wall time.\n\n\
+        Example:\n  boltzkit gen fvbm --vars 10 --samples 16000 -o x.npy --truth t.safetensors\n  \
+        boltzkit fvbm fit --data x.npy --algo newton -o m.safetensors --truth t.safetensors"
+    )]
+    Fit(FitArgs),
+    /// Log-pseudo-likelihood, exact log-likelihood and KL of a model
+    #[command(
+        long_about = "Evaluate a model on data: the log-pseudo-likelihood, the exact \
+        average log-likelihood (d ≤ 30) and, with --truth, KL(p*||p_θ) (d ≤ 28).\n\n\
+        Example:\n  boltzkit fvbm eval --model m.safetensors --data x.npy --truth t.safetensors"
+    )]
+    Eval(EvalArgs),
+    /// Draw samples from a model (exact for d ≤ 26, Gibbs beyond)
+    #[command(
+        long_about = "Draw samples (0/1 rows) from a model: exact i.i.d. samples when \
+        d ≤ 26, systematic-scan Gibbs sampling (1,000 burn-in sweeps) beyond.\n\n\
+        Example:\n  boltzkit fvbm sample --model m.safetensors -n 1000 -o s.npy --seed 3"
+    )]
+    Sample(SampleArgs),
+    /// Wald z-tests of every parameter (sandwich standard errors of the MPLE)
+    #[command(
+        long_about = "Standard errors of the MPLE from the sandwich covariance \
+        (Hessian of the log-PL and the outer product of per-sample scores), and a Wald z-test \
+        of θ_a = 0 for every parameter: a table of estimate, standard error, z and two-sided \
+        p-value on stdout (--json: as JSON). With --l2 the standard errors are those of the \
+        penalized estimate.\n\n\
+        Example:\n  boltzkit fvbm tests --model m.safetensors --data x.npy"
+    )]
+    Tests(TestsArgs),
+}
+
+/// The learning algorithm of `fvbm fit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AlgoArg {
+    /// MPLE by block successive lower-bound maximization (the paper's)
+    Bslm,
+    /// MPLE by gradient ascent with step --mu
+    Ga,
+    /// MPLE by damped Newton (the fast solver)
+    Newton,
+    /// Exact maximum likelihood on exact moments (BM-DI, d ≤ 30)
+    Mle,
+    /// Persistent contrastive divergence (BM-PCD)
+    Pcd,
+}
+
+/// The FVBM convention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConventionArg {
+    /// Units take ±1 (the data's 0 maps to −1)
+    Spin,
+    /// Units take 0/1
+    Binary,
+}
+
+impl From<ConventionArg> for Convention {
+    fn from(c: ConventionArg) -> Self {
+        match c {
+            ConventionArg::Spin => Convention::Spin,
+            ConventionArg::Binary => Convention::Binary,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct FitArgs {
+    /// Training data of 0/1 values (.npy, .csv, .tsv, .amat; .gz read transparently)
+    #[arg(long, value_name = "FILE")]
+    data: PathBuf,
+    /// Learning algorithm
+    #[arg(long, value_enum, default_value_t = AlgoArg::Bslm)]
+    algo: AlgoArg,
+    /// Convention of the fitted model
+    #[arg(long, value_enum, default_value_t = ConventionArg::Spin)]
+    convention: ConventionArg,
+    /// L2 penalty λ ≥ 0 per sample (the penalized maximizer always exists)
+    #[arg(long, value_name = "λ", default_value_t = 0.0)]
+    l2: f64,
+    /// Stop when the objective gains less than this in a sweep (bslm, ga, newton)
+    #[arg(long, default_value_t = 1e-5)]
+    tau: f64,
+    /// Step μ of gradient ascent (μ ≤ 1 is monotone)
+    #[arg(long, default_value_t = 1.0)]
+    mu: f64,
+    /// Most iterations (sweeps for bslm and ga, Newton steps, L-BFGS iterations for mle)
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    max_iterations: usize,
+    /// PCD learning rate
+    #[arg(long, default_value_t = 0.01)]
+    learning_rate: f64,
+    /// PCD persistent chains
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    chains: usize,
+    /// PCD parameter updates
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    updates: usize,
+    /// Where to write the model (safetensors)
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// The truth: an FVBM (.safetensors, as written by `gen fvbm --truth`) or a probability
+    /// table over all states (.npy); reports KL(p*||p_θ) and, for a model, the MSE of θ
+    #[arg(long, value_name = "FILE")]
+    truth: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct EvalArgs {
+    /// The model file (safetensors, boltzkit/fvbm/v1)
+    #[arg(long, value_name = "FILE")]
+    model: PathBuf,
+    /// Data of 0/1 values
+    #[arg(long, value_name = "FILE")]
+    data: Option<PathBuf>,
+    /// The truth: an FVBM (.safetensors) or a probability table (.npy)
+    #[arg(long, value_name = "FILE")]
+    truth: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct SampleArgs {
+    /// The model file (safetensors, boltzkit/fvbm/v1)
+    #[arg(long, value_name = "FILE")]
+    model: PathBuf,
+    /// Number of samples
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    samples: u64,
+    /// Output data file (.npy, .csv, .tsv, .amat; optionally .gz)
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct TestsArgs {
+    /// The fitted model file (safetensors, boltzkit/fvbm/v1)
+    #[arg(long, value_name = "FILE")]
+    model: PathBuf,
+    /// The data the model was fitted to (0/1 values)
+    #[arg(long, value_name = "FILE")]
+    data: PathBuf,
+    /// The L2 penalty λ the model was fitted with
+    #[arg(long, value_name = "λ", default_value_t = 0.0)]
+    l2: f64,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+impl FvbmArgs {
+    /// Runs the chosen verb.
+    pub fn run(self) -> anyhow::Result<()> {
+        match self.verb {
+            FvbmVerb::Fit(a) => a.run(),
+            FvbmVerb::Eval(a) => a.run(),
+            FvbmVerb::Sample(a) => a.run(),
+            FvbmVerb::Tests(a) => a.run(),
+        }
+    }
+}
+
+/// Reads a data file of 0/1 values for an FVBM.
+pub fn load_binary(path: &Path) -> anyhow::Result<Dataset> {
+    let data = load_data(path, None)?;
+    if let Some(j) = data.cardinalities().iter().position(|&k| k != 2) {
+        anyhow::bail!(
+            "{}: an FVBM needs 0/1 data, but column {} holds values up to {}",
+            path.display(),
+            j + 1,
+            data.cardinalities()[j] - 1
+        );
+    }
+    data.require_nonempty()?;
+    Ok(data)
+}
+
+/// A true distribution: a model (parameters known) or only its probability table.
+pub enum Truth {
+    /// An FVBM file.
+    Model(Fvbm),
+    /// A probability table over all `2^d` states.
+    Table(Vec<f64>),
+}
+
+impl Truth {
+    /// Reads `path`: `.safetensors` as an FVBM, anything else as a `.npy` probability table.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let is_model = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"));
+        Ok(if is_model {
+            Truth::Model(Fvbm::load(path)?)
+        } else {
+            Truth::Table(load_truth(path)?)
+        })
+    }
+
+    /// KL(p*‖p_θ) to `model`, checked for size.
+    pub fn kl(&self, model: &Fvbm) -> anyhow::Result<f64> {
+        let d = model.d();
+        if d > MAX_TABLE_UNITS {
+            return Err(UsageError::new(format!(
+                "--truth needs at most {MAX_TABLE_UNITS} variables, the model has {d}"
+            ))
+            .into());
+        }
+        let p = match self {
+            Truth::Table(p) => p.clone(),
+            Truth::Model(t) => {
+                if t.d() != d {
+                    anyhow::bail!("the truth has {} units, the model {d}", t.d());
+                }
+                exact::log_probabilities(t)?
+                    .into_iter()
+                    .map(f64::exp)
+                    .collect()
+            }
+        };
+        if p.len() != 1usize << d {
+            anyhow::bail!(
+                "the truth table has {} entries; a {d}-unit model needs 2^{d}",
+                p.len()
+            );
+        }
+        Ok(exact::kl_divergence(&p, model)?)
+    }
+
+    /// Mean squared error of `model`'s θ against the truth's (in the model's convention),
+    /// when the truth is a model.
+    pub fn mse(&self, model: &Fvbm) -> Option<f64> {
+        match self {
+            Truth::Model(t) if t.d() == model.d() => {
+                let a = t.to_convention(model.convention()).theta();
+                let b = model.theta();
+                Some(a.iter().zip(&b).map(|(x, y)| (x - y).powi(2)).sum::<f64>() / a.len() as f64)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Prints each warning on stderr (unless quiet) and records them in the JSON summary.
+fn warn(warnings: &[String], common: &CommonArgs, summary: &mut Summary) {
+    if !common.quiet {
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    if common.json {
+        summary.set("warnings", warnings.to_vec());
+    }
+}
+
+impl FitArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let seed = if self.algo == AlgoArg::Pcd {
+            Some(self.common.init()?)
+        } else {
+            self.common.init_threads()?;
+            None
+        };
+        let mut summary = Summary::new("fvbm fit", seed);
+        let conv: Convention = self.convention.into();
+        let mple = MpleParams {
+            convention: conv,
+            tau: self.tau,
+            max_iterations: self.max_iterations,
+            l2: self.l2,
+            ..MpleParams::default()
+        };
+        mple.check()?;
+        if self.algo == AlgoArg::Ga && !(self.mu.is_finite() && self.mu > 0.0) {
+            return Err(UsageError::new(format!(
+                "--mu must be a finite number > 0, got {}",
+                self.mu
+            ))
+            .into());
+        }
+        let data = load_binary(&self.data)?;
+        let d = data.n_vars();
+        if self.algo == AlgoArg::Mle && d > MAX_EXACT_UNITS {
+            return Err(UsageError::new(format!(
+                "--algo mle enumerates all 2^d states: needs at most {MAX_EXACT_UNITS} \
+                 variables, the data have {d}"
+            ))
+            .into());
+        }
+        if self.truth.is_some() && d > MAX_TABLE_UNITS {
+            return Err(UsageError::new(format!(
+                "--truth needs at most {MAX_TABLE_UNITS} variables, the data have {d}"
+            ))
+            .into());
+        }
+        let truth = self.truth.as_deref().map(Truth::load).transpose()?;
+        summary
+            .set("data", self.data.display().to_string())
+            .set("samples", data.n_samples())
+            .set("vars", d)
+            .set("algo", format!("{:?}", self.algo).to_lowercase())
+            .set("convention", conv.name());
+
+        let spin = progress::spinner("fitting", self.common.quiet);
+        let observe = |p: &boltzkit::fvbm::Progress| {
+            spin.set_message(format!("sweep {}  log-PL {:.6}", p.iteration, p.objective));
+        };
+        let (model, settings) = match self.algo {
+            AlgoArg::Bslm | AlgoArg::Ga | AlgoArg::Newton => {
+                let fit = match self.algo {
+                    AlgoArg::Bslm => bslm::fit_observed(&data, &mple, observe)?,
+                    AlgoArg::Ga => {
+                        let p = ga::GaParams {
+                            step: self.mu,
+                            mple: mple.clone(),
+                        };
+                        ga::fit_observed(&data, &p, observe)?
+                    }
+                    _ => {
+                        let p = newton::NewtonParams {
+                            mple: mple.clone(),
+                            ..Default::default()
+                        };
+                        newton::fit_observed(&data, &p, observe)?
+                    }
+                };
+                let r = &fit.record;
+                summary
+                    .set("log_pl", r.final_objective())
+                    .set(
+                        "log_pl_per_sample",
+                        r.final_objective() / r.n_samples as f64,
+                    )
+                    .set("sweeps", r.iterations)
+                    .set("stop", serde_json::to_value(r.stop)?)
+                    .set("monotone", r.is_monotone())
+                    .set("mple_exists", r.runaway.is_none())
+                    .set("learn_s", r.seconds);
+                spin.finish_and_clear();
+                warn(&r.warnings, &self.common, &mut summary);
+                let settings = json!({"tau": self.tau, "l2": self.l2, "mu": self.mu,
+                    "max_iterations": self.max_iterations});
+                (fit.model, settings)
+            }
+            AlgoArg::Mle => {
+                let mut p = mle::MleParams {
+                    convention: conv,
+                    l2: self.l2,
+                    ..Default::default()
+                };
+                p.lbfgs.max_iterations = self.max_iterations;
+                let fit = mle::fit(&data, &p)?;
+                let r = &fit.record;
+                spin.finish_and_clear();
+                summary
+                    .set("kl_data", r.kl_data)
+                    .set("iterations", r.iterations)
+                    .set("stop", serde_json::to_value(r.stop)?)
+                    .set("final_gradient", r.final_gradient)
+                    .set("learn_s", r.seconds);
+                let settings = json!({"l2": self.l2, "max_iterations": self.max_iterations});
+                (fit.model, settings)
+            }
+            AlgoArg::Pcd => {
+                let p = pcd::PcdParams {
+                    convention: conv,
+                    learning_rate: self.learning_rate,
+                    n_chains: self.chains,
+                    n_updates: self.updates,
+                    l2: self.l2,
+                    init: None,
+                };
+                p.check()?;
+                spin.finish_and_clear();
+                let bar = progress::bar(self.updates as u64, "updates", self.common.quiet);
+                let fit = pcd::fit_observed(&data, &p, seed.unwrap_or(0), |_| bar.inc(1))?;
+                bar.finish_and_clear();
+                summary
+                    .set("updates", fit.record.updates)
+                    .set("final_mismatch", fit.record.final_mismatch)
+                    .set("learn_s", fit.record.seconds);
+                let settings = json!({"learning_rate": self.learning_rate,
+                    "chains": self.chains, "updates": self.updates, "l2": self.l2});
+                (fit.model, settings)
+            }
+        };
+        if self.algo == AlgoArg::Mle || self.algo == AlgoArg::Pcd {
+            let pl = pseudo::PlData::new(&data, conv)?;
+            let log_pl = pseudo::log_pl(&model, &pl)?;
+            summary
+                .set("log_pl", log_pl)
+                .set("log_pl_per_sample", log_pl / data.n_samples() as f64);
+        }
+        if d <= MAX_EXACT_UNITS {
+            summary.set(
+                "avg_log_likelihood",
+                exact::average_log_likelihood(&model, &data)?,
+            );
+        }
+        if let Some(t) = &truth {
+            summary.set("kl_truth", t.kl(&model)?);
+            if let Some(mse) = t.mse(&model) {
+                summary.set("mse_theta", mse);
+            }
+        }
+        if let Some(path) = &self.output {
+            let mut meta = BTreeMap::new();
+            meta.insert(
+                "algorithm".into(),
+                format!("{:?}", self.algo).to_lowercase(),
+            );
+            meta.insert("settings".into(), settings.to_string());
+            meta.insert("data_file".into(), self.data.display().to_string());
+            meta.insert("data_sha256".into(), boltzkit::io::sha256_file(&self.data)?);
+            if let Some(s) = seed {
+                meta.insert("seed".into(), s.to_string());
+            }
+            model
+                .save(path, &meta)
+                .with_context(|| format!("writing the model to {}", path.display()))?;
+            summary.set("output", path.display().to_string());
+        }
+        summary.emit(&self.common)
+    }
+}
+
+impl EvalArgs {
+    fn run(self) -> anyhow::Result<()> {
+        self.common.init_threads()?;
+        if self.data.is_none() && self.truth.is_none() {
+            return Err(UsageError::new("give --data, --truth or both").into());
+        }
+        let model = Fvbm::load(&self.model)?;
+        let d = model.d();
+        let mut summary = Summary::new("fvbm eval", None);
+        summary
+            .set("model", self.model.display().to_string())
+            .set("vars", d)
+            .set("convention", model.convention().name());
+        if let Some(path) = &self.data {
+            let data = load_binary(path)?;
+            if data.n_vars() != d {
+                anyhow::bail!(
+                    "{}: {} variables, the model has {d} units",
+                    path.display(),
+                    data.n_vars()
+                );
+            }
+            let pl = pseudo::PlData::new(&data, model.convention())?;
+            let log_pl = pseudo::log_pl(&model, &pl)?;
+            summary
+                .set("data", path.display().to_string())
+                .set("samples", data.n_samples())
+                .set("log_pl", log_pl)
+                .set("log_pl_per_sample", log_pl / data.n_samples() as f64);
+            if d <= MAX_EXACT_UNITS {
+                summary.set(
+                    "avg_log_likelihood",
+                    exact::average_log_likelihood(&model, &data)?,
+                );
+            } else {
+                summary.set("avg_log_likelihood", Value::Null);
+            }
+        }
+        if let Some(path) = &self.truth {
+            let truth = Truth::load(path)?;
+            summary
+                .set("truth", path.display().to_string())
+                .set("kl_truth", truth.kl(&model)?);
+            if let Some(mse) = truth.mse(&model) {
+                summary.set("mse_theta", mse);
+            }
+        }
+        summary.emit(&self.common)
+    }
+}
+
+impl SampleArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let seed = self.common.init()?;
+        let mut summary = Summary::new("fvbm sample", Some(seed));
+        let model = Fvbm::load(&self.model)?;
+        let n =
+            usize::try_from(self.samples).map_err(|_| UsageError::new("--samples is too large"))?;
+        let mut rng = rng_from_seed(seed);
+        let spin = progress::spinner("sampling", self.common.quiet);
+        let (data, method) = if model.d() <= MAX_EXACT_SAMPLE_UNITS {
+            (exact::sample(&model, n, &mut rng)?, "exact")
+        } else {
+            let p = gibbs::GibbsParams::default();
+            (gibbs::sample(&model, n, &p, &mut rng)?, "gibbs")
+        };
+        spin.finish_and_clear();
+        write_dataset(&self.output, &data).context("cannot write the samples")?;
+        summary
+            .set("model", self.model.display().to_string())
+            .set("samples", n)
+            .set("method", method)
+            .set("output", self.output.display().to_string());
+        summary.emit(&self.common)
+    }
+}
+
+impl TestsArgs {
+    fn run(self) -> anyhow::Result<()> {
+        self.common.init_threads()?;
+        let model = Fvbm::load(&self.model)?;
+        let data = load_binary(&self.data)?;
+        let inf = inference::sandwich(&model, &data, self.l2)?;
+        let mut summary = Summary::new("fvbm tests", None);
+        summary
+            .set("model", self.model.display().to_string())
+            .set("data", self.data.display().to_string())
+            .set("samples", data.n_samples())
+            .set("convention", model.convention().name())
+            .set("l2", self.l2);
+        if self.common.json {
+            let rows: Vec<Value> = (0..inf.names.len())
+                .map(|a| {
+                    json!({"name": inf.names[a], "estimate": finite(inf.estimate[a]),
+                        "std_error": finite(inf.std_error[a]), "z": finite(inf.z[a]),
+                        "p_value": finite(inf.p_value[a])})
+                })
+                .collect();
+            summary.set("parameters", rows);
+        } else {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{}", table(&inf))
+                .and_then(|_| out.flush())
+                .context("writing the table to stdout")?;
+        }
+        summary.emit(&self.common)
+    }
+}
+
+fn finite(v: f64) -> Value {
+    if v.is_finite() {
+        Value::from(v)
+    } else {
+        Value::Null
+    }
+}
+
+/// The Wald table: one row per parameter.
+fn table(inf: &inference::Inference) -> String {
+    let width = inf.names.iter().map(|n| n.len()).max().unwrap_or(4).max(9);
+    let mut out = format!(
+        "{:<width$} {:>12} {:>12} {:>10} {:>10}",
+        "parameter", "estimate", "std_error", "z", "p_value"
+    );
+    for a in 0..inf.names.len() {
+        out.push_str(&format!(
+            "\n{:<width$} {:>12.6} {:>12.6} {:>10.3} {:>10.3e}",
+            inf.names[a], inf.estimate[a], inf.std_error[a], inf.z[a], inf.p_value[a]
+        ));
+    }
+    out
+}

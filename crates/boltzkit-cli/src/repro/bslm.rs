@@ -1,0 +1,199 @@
+//! Sec. 5 of Nguyen & Wood (BSLM): for d = 5, 10, 15, 20, draw a truth with `b` and upper `M`
+//! i.i.d. N(0, 0.5), sample n = 16,000 observations exactly, start BSLM from a point drawn the
+//! same way, run to τ = 1e-5, and report the per-sweep log-PL traces (monotone?) and the
+//! average MSE of the estimate over the repetitions.
+
+use boltzkit::fvbm::{bslm, exact, inference, Convention, Fvbm, MpleParams, StopReason};
+use boltzkit::rng::{derive_seed, rng_from_seed};
+use serde::Serialize;
+
+/// The paper's average MSE over five repetitions, per d (Sec. 5).
+pub const PAPER_MSE: [(usize, f64); 4] =
+    [(5, 2.09e-6), (10, 5.96e-7), (15, 4.64e-7), (20, 2.89e-7)];
+
+/// The variance of the truth and of the starting point (Sec. 5).
+pub const VARIANCE: f64 = 0.5;
+
+/// The paper's value for `d`, if it reports one.
+pub fn paper_mse(d: usize) -> Option<f64> {
+    PAPER_MSE.iter().find(|(k, _)| *k == d).map(|&(_, v)| v)
+}
+
+/// One BSLM run.
+#[derive(Debug, Clone, Serialize)]
+pub struct BslmRun {
+    /// Number of units.
+    pub d: usize,
+    /// Repetition index (0-based).
+    pub rep: usize,
+    /// The seed of the truth, the data and the starting point.
+    pub seed: u64,
+    /// Sweeps until the stop.
+    pub sweeps: usize,
+    /// The log-PL after every sweep (`[0]` at the start).
+    pub trace: Vec<f64>,
+    /// True when the trace never decreases (beyond round-off).
+    pub monotone: bool,
+    /// False when the MPLE does not exist for the data (runaway parameters).
+    pub mple_exists: bool,
+    /// Mean squared error of `θ̂` against the truth.
+    pub mse: f64,
+    /// Mean sandwich variance `mean_a SE_a²` (the MSE one expects; `None` when the MPLE does
+    /// not exist).
+    pub mean_se2: Option<f64>,
+    /// Why BSLM stopped.
+    pub stop: StopReason,
+    /// Seconds of the fit.
+    pub seconds: f64,
+}
+
+/// Runs one repetition at dimension `d`.
+pub fn run_one(d: usize, rep: usize, n: usize, tau: f64, seed: u64) -> anyhow::Result<BslmRun> {
+    let run_seed = derive_seed(seed, (d * 1000 + rep) as u64);
+    let mut rng = rng_from_seed(run_seed);
+    let conv = Convention::Spin;
+    let truth = Fvbm::random(d, VARIANCE, conv, &mut rng)?;
+    let data = exact::sample(&truth, n, &mut rng)?;
+    let init = Fvbm::random(d, VARIANCE, conv, &mut rng)?;
+    let params = MpleParams {
+        convention: conv,
+        tau,
+        init: Some(init),
+        ..MpleParams::default()
+    };
+    let fit = bslm::fit(&data, &params)?;
+    let (t, e) = (truth.theta(), fit.model.theta());
+    let mse = t.iter().zip(&e).map(|(a, b)| (a - b).powi(2)).sum::<f64>() / t.len() as f64;
+    let exists = fit.record.runaway.is_none();
+    let mean_se2 = if exists {
+        let inf = inference::sandwich(&fit.model, &data, 0.0)?;
+        Some(inf.std_error.iter().map(|s| s * s).sum::<f64>() / inf.std_error.len() as f64)
+    } else {
+        None
+    };
+    Ok(BslmRun {
+        d,
+        rep,
+        seed: run_seed,
+        sweeps: fit.record.iterations,
+        monotone: fit.record.is_monotone(),
+        mple_exists: exists,
+        mse,
+        mean_se2,
+        stop: fit.record.stop,
+        seconds: fit.record.seconds,
+        trace: fit.record.objective,
+    })
+}
+
+/// The trace of a run as CSV: `sweep,log_pl`.
+pub fn trace_csv(run: &BslmRun) -> String {
+    let mut s = String::from("sweep,log_pl\n");
+    for (i, v) in run.trace.iter().enumerate() {
+        s.push_str(&format!("{i},{v:.12e}\n"));
+    }
+    s
+}
+
+/// Per-d summary: runs, monotone runs, runs where the MPLE exists, average MSE (all runs and
+/// runs with an MPLE), mean sandwich variance, the paper's MSE, sweeps and time.
+#[derive(Debug, Clone, Serialize)]
+pub struct BslmRow {
+    /// Number of units.
+    pub d: usize,
+    /// Runs.
+    pub runs: usize,
+    /// Runs with a monotone trace.
+    pub monotone: usize,
+    /// Runs where the MPLE exists.
+    pub exists: usize,
+    /// Average MSE over all runs.
+    pub mse_all: f64,
+    /// Average MSE over the runs where the MPLE exists.
+    pub mse_exists: Option<f64>,
+    /// Average sandwich variance over the runs where the MPLE exists.
+    pub mean_se2: Option<f64>,
+    /// The paper's average MSE.
+    pub paper_mse: Option<f64>,
+    /// Mean sweeps.
+    pub mean_sweeps: f64,
+    /// Mean milliseconds per sweep.
+    pub ms_per_sweep: f64,
+}
+
+/// Groups runs by d.
+pub fn rows(runs: &[BslmRun]) -> Vec<BslmRow> {
+    let mut dims: Vec<usize> = runs.iter().map(|r| r.d).collect();
+    dims.dedup();
+    dims.into_iter()
+        .map(|d| {
+            let rs: Vec<&BslmRun> = runs.iter().filter(|r| r.d == d).collect();
+            let ok: Vec<&&BslmRun> = rs.iter().filter(|r| r.mple_exists).collect();
+            let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+            let sweeps: usize = rs.iter().map(|r| r.sweeps).sum();
+            let secs: f64 = rs.iter().map(|r| r.seconds).sum();
+            BslmRow {
+                d,
+                runs: rs.len(),
+                monotone: rs.iter().filter(|r| r.monotone).count(),
+                exists: ok.len(),
+                mse_all: mean(&rs.iter().map(|r| r.mse).collect::<Vec<_>>()).unwrap_or(f64::NAN),
+                mse_exists: mean(&ok.iter().map(|r| r.mse).collect::<Vec<_>>()),
+                mean_se2: mean(&ok.iter().filter_map(|r| r.mean_se2).collect::<Vec<_>>()),
+                paper_mse: paper_mse(d),
+                mean_sweeps: sweeps as f64 / rs.len() as f64,
+                ms_per_sweep: 1e3 * secs / sweeps.max(1) as f64,
+            }
+        })
+        .collect()
+}
+
+/// The per-d table as Markdown.
+pub fn markdown(rows: &[BslmRow]) -> String {
+    let opt = |v: Option<f64>| v.map_or("—".to_string(), |x| format!("{x:.3e}"));
+    let mut s = String::from(
+        "| d | runs | monotone | MPLE exists | avg MSE (all) | avg MSE (MPLE exists) | \
+         mean SE² (sandwich) | paper avg MSE | mean sweeps | ms/sweep |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {:.3e} | {} | {} | {} | {:.0} | {:.3} |\n",
+            r.d,
+            r.runs,
+            r.monotone,
+            r.exists,
+            r.mse_all,
+            opt(r.mse_exists),
+            opt(r.mean_se2),
+            opt(r.paper_mse),
+            r.mean_sweeps,
+            r.ms_per_sweep
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_run_is_monotone_and_reproducible() {
+        let a = run_one(4, 0, 2000, 1e-5, 9).unwrap();
+        let b = run_one(4, 0, 2000, 1e-5, 9).unwrap();
+        assert!(a.monotone);
+        assert_eq!(a.trace, b.trace);
+        assert_eq!(a.trace.len(), a.sweeps + 1);
+        assert!(a.trace.last().unwrap() > &a.trace[0]);
+        let csv = trace_csv(&a);
+        assert_eq!(csv.lines().count(), a.trace.len() + 1);
+        let rs = rows(&[a.clone(), b]);
+        assert_eq!(rs.len(), 1);
+        assert_eq!((rs[0].runs, rs[0].monotone), (2, 2));
+        assert!((rs[0].mse_all - a.mse).abs() < 1e-15);
+        assert!(paper_mse(4).is_none() && paper_mse(10) == Some(5.96e-7));
+        let md = markdown(&rs);
+        assert_eq!(md.lines().count(), 3);
+    }
+}

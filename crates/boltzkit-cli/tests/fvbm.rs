@@ -1,0 +1,281 @@
+//! End-to-end tests of `boltzkit gen fvbm` and `boltzkit fvbm`.
+
+use assert_cmd::Command;
+use boltzkit::fvbm::Fvbm;
+use std::path::Path;
+
+fn boltzkit() -> Command {
+    Command::cargo_bin("boltzkit").unwrap()
+}
+
+fn json(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).expect("one JSON object on stdout")
+}
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).display().to_string()
+}
+
+/// Generates FVBM data (d = 4, σ² = 0.3) and its parameters in `dir`.
+fn generate(dir: &Path) -> (String, String) {
+    let data = path(dir, "x.npy");
+    let truth = path(dir, "t.safetensors");
+    let out = boltzkit()
+        .args([
+            "gen",
+            "fvbm",
+            "--vars",
+            "4",
+            "--samples",
+            "6000",
+            "--variance",
+            "0.3",
+            "-o",
+            &data,
+            "--truth",
+            &truth,
+            "--seed",
+            "5",
+            "--json",
+            "-q",
+        ])
+        .assert()
+        .success();
+    let s = json(&out.get_output().stdout);
+    assert_eq!(s["method"], "exact");
+    assert_eq!(s["vars"], 4);
+    (data, truth)
+}
+
+fn fit(data: &str, algo: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "fvbm", "fit", "--data", data, "--algo", algo, "--json", "-q",
+    ];
+    args.extend_from_slice(extra);
+    let out = boltzkit().args(&args).assert().success();
+    json(&out.get_output().stdout)
+}
+
+#[test]
+fn fit_eval_tests_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, truth) = generate(dir.path());
+    let model = path(dir.path(), "m.safetensors");
+    let f = fit(&data, "newton", &["--truth", &truth, "-o", &model]);
+    assert_eq!(f["stop"], "converged");
+    assert_eq!(f["mple_exists"], true, "{f}");
+    assert_eq!(f["monotone"], true);
+    let kl = f["kl_truth"].as_f64().unwrap();
+    assert!(kl > 0.0 && kl < 0.01, "KL(p*||p) = {kl}");
+    let mse = f["mse_theta"].as_f64().unwrap();
+    assert!(mse < 0.01, "MSE {mse}");
+
+    // BSLM reaches the same maximizer, monotonically.
+    let b = fit(&data, "bslm", &["--tau", "1e-9"]);
+    assert_eq!(b["monotone"], true);
+    let (pl_b, pl_n) = (b["log_pl"].as_f64().unwrap(), f["log_pl"].as_f64().unwrap());
+    assert!((pl_b - pl_n).abs() < 1e-5, "bslm {pl_b} vs newton {pl_n}");
+    assert!(b["sweeps"].as_u64().unwrap() > f["sweeps"].as_u64().unwrap());
+
+    let out = boltzkit()
+        .args([
+            "fvbm", "eval", "--model", &model, "--data", &data, "--truth", &truth, "--json",
+        ])
+        .assert()
+        .success();
+    let e = json(&out.get_output().stdout);
+    assert!((e["log_pl"].as_f64().unwrap() - pl_n).abs() < 1e-9 * pl_n.abs());
+    assert!((e["kl_truth"].as_f64().unwrap() - kl).abs() < 1e-12);
+    let ll = e["avg_log_likelihood"].as_f64().unwrap();
+    assert!(ll < 0.0 && ll > -4.0 * 2f64.ln());
+
+    let out = boltzkit()
+        .args([
+            "fvbm", "tests", "--model", &model, "--data", &data, "--json",
+        ])
+        .assert()
+        .success();
+    let t = json(&out.get_output().stdout);
+    let rows = t["parameters"].as_array().unwrap();
+    assert_eq!(rows.len(), 10);
+    let theta = Fvbm::load(Path::new(&model)).unwrap().theta();
+    for (row, th) in rows.iter().zip(&theta) {
+        let est = row["estimate"].as_f64().unwrap();
+        let se = row["std_error"].as_f64().unwrap();
+        assert!((est - th).abs() < 1e-12);
+        assert!(se > 0.0 && se < 0.1, "{row}");
+        assert!((row["z"].as_f64().unwrap() - est / se).abs() < 1e-9);
+        let p = row["p_value"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&p));
+    }
+    assert_eq!(rows[4]["name"], "m_1_2");
+
+    // The human form prints the table on stdout.
+    let out = boltzkit()
+        .args(["fvbm", "tests", "--model", &model, "--data", &data, "-q"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.starts_with("parameter"), "{text}");
+    assert_eq!(text.lines().count(), 11);
+
+    // Sampling writes what was asked.
+    let s = path(dir.path(), "s.csv");
+    boltzkit()
+        .args([
+            "fvbm", "sample", "--model", &model, "-n", "25", "-o", &s, "--seed", "2", "-q",
+        ])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&s).unwrap().lines().count(), 25);
+}
+
+#[test]
+fn mle_and_pcd_fit_and_pcd_is_seeded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, truth) = generate(dir.path());
+    let m = fit(&data, "mle", &["--truth", &truth, "--convention", "binary"]);
+    assert!(m["kl_data"].as_f64().unwrap() < 0.01);
+    assert!(m["kl_truth"].as_f64().unwrap() < 0.01);
+    let args = [
+        "--updates",
+        "300",
+        "--chains",
+        "20",
+        "--seed",
+        "4",
+        "--truth",
+        &truth,
+    ];
+    let a = fit(&data, "pcd", &args);
+    let b = fit(&data, "pcd", &args);
+    assert_eq!(a["seed"], 4);
+    assert_eq!(a["updates"], 300);
+    assert_eq!(a["log_pl"], b["log_pl"]);
+    assert!(a["kl_truth"].as_f64().unwrap() < 0.1, "{a}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = generate(dir.path());
+    boltzkit()
+        .args(["fvbm", "fit", "--data", &data, "--algo", "nope"])
+        .assert()
+        .code(2);
+    boltzkit()
+        .args(["fvbm", "fit", "--data", &data, "--tau=-1"])
+        .assert()
+        .code(2);
+    boltzkit()
+        .args([
+            "fvbm", "fit", "--data", &data, "--algo", "pcd", "--chains", "0",
+        ])
+        .assert()
+        .code(2);
+    boltzkit()
+        .args([
+            "gen", "fvbm", "--vars", "30", "-o", "x.npy", "--truth", "p.npy",
+        ])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn bad_data_file_exits_1_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = path(dir.path(), "bad.csv");
+    std::fs::write(&bad, "0,1,2\n1,0,1\n").unwrap();
+    for file in [bad.as_str(), "/nonexistent/x.npy"] {
+        let out = boltzkit()
+            .args(["fvbm", "fit", "--data", file])
+            .assert()
+            .code(1);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("error: "), "{err}");
+    }
+}
+
+#[test]
+fn repro_bslm_writes_monotone_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = path(dir.path(), "out");
+    let out = boltzkit()
+        .args([
+            "repro",
+            "bslm",
+            "--reps",
+            "2",
+            "--dims",
+            "4,3",
+            "--samples",
+            "2000",
+            "-o",
+            &out_dir,
+            "--json",
+            "-q",
+        ])
+        .assert()
+        .success();
+    let s = json(&out.get_output().stdout);
+    assert_eq!(s["all_monotone"], true);
+    assert_eq!(s["seed"], 2016);
+    let rows = s["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["d"], 3);
+    assert_eq!(rows[0]["runs"], 2);
+    assert!(rows[1]["paper_mse"].is_null());
+    for d in [3, 4] {
+        for rep in [0, 1] {
+            let csv =
+                std::fs::read_to_string(dir.path().join(format!("out/bslm-d{d}-rep{rep}.csv")))
+                    .unwrap();
+            let vals: Vec<f64> = csv
+                .lines()
+                .skip(1)
+                .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+                .collect();
+            assert!(vals.len() > 2);
+            assert!(vals.windows(2).all(|w| w[1] >= w[0] - 1e-9 * w[0].abs()));
+        }
+    }
+    assert!(dir.path().join("out/bslm.json").exists());
+    boltzkit()
+        .args(["repro", "bslm", "--dims", "1"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn repro_fsll_bm_rows() {
+    let out = boltzkit()
+        .args([
+            "repro",
+            "fsll",
+            "--only",
+            "Ising5x4L",
+            "--trials",
+            "1",
+            "--bm",
+            "di,pcd",
+            "--json",
+            "-q",
+        ])
+        .assert()
+        .success();
+    let s = json(&out.get_output().stdout);
+    let bm = s["bm_results"].as_array().unwrap();
+    assert_eq!(bm.len(), 2);
+    assert_eq!(bm[0]["model"], "BM-DI");
+    assert_eq!(bm[1]["model"], "BM-PCD");
+    assert_eq!(bm[0]["paper"]["kl_truth"], 0.002);
+    let di = bm[0]["median"]["kl_truth"].as_f64().unwrap();
+    let pcd = bm[1]["median"]["kl_truth"].as_f64().unwrap();
+    assert!(di <= 0.01, "BM-DI KL(p*||p) = {di}");
+    assert!(pcd > di && pcd < 0.1, "BM-PCD KL(p*||p) = {pcd}");
+    assert!(s["bm_markdown"]
+        .as_str()
+        .unwrap()
+        .contains("| Ising5x4L | BM-PCD |"));
+}

@@ -1,0 +1,290 @@
+//! Persistent contrastive divergence (BM-PCD of the FSLL paper, Sec. 3.3): stochastic
+//! gradient ascent on the average log-likelihood, with the model's moments estimated by
+//! persistent Gibbs chains ([`super::gibbs`]) that are carried over from one update to the
+//! next (Tieleman 2008).
+//!
+//! One update: every chain makes one systematic-scan Gibbs sweep under the current model,
+//! then `θ ← θ + η·(E_d[T] − Ê_chains[T])` with the sufficient statistics
+//! `T(x) = (x_j; x_j x_k, j < k)` in the layout of `θ`. The FSLL paper's settings are the
+//! defaults: `η = 0.01`, 100 chains, 10,000 updates.
+
+use super::convention::Convention;
+use super::gibbs::GibbsChain;
+use super::model::{check_data, n_params, Fvbm};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::rng::derive_rng;
+use rand::Rng;
+use std::time::Instant;
+
+/// Settings of the PCD fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PcdParams {
+    /// The convention of the fitted model. Default [`Convention::Spin`].
+    pub convention: Convention,
+    /// Learning rate `η > 0`. Default 0.01.
+    pub learning_rate: f64,
+    /// Number of persistent chains. Default 100.
+    pub n_chains: usize,
+    /// Number of parameter updates (one Gibbs sweep of every chain each). Default 10,000.
+    pub n_updates: usize,
+    /// L2 penalty `λ ≥ 0` (weight decay `−η·λ·θ` per update). Default 0.
+    pub l2: f64,
+    /// The starting point (`None`: `θ = 0`). Default `None`.
+    pub init: Option<Fvbm>,
+}
+
+impl Default for PcdParams {
+    fn default() -> Self {
+        PcdParams {
+            convention: Convention::Spin,
+            learning_rate: 0.01,
+            n_chains: 100,
+            n_updates: 10_000,
+            l2: 0.0,
+            init: None,
+        }
+    }
+}
+
+impl PcdParams {
+    /// Checks every setting; the error names the field at fault.
+    pub fn check(&self) -> Result<()> {
+        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
+            return Err(Error::param(
+                "learning_rate",
+                format!("must be a finite number > 0, got {}", self.learning_rate),
+            ));
+        }
+        if self.n_chains == 0 {
+            return Err(Error::param("n_chains", "must be at least 1"));
+        }
+        if self.n_updates == 0 {
+            return Err(Error::param("n_updates", "must be at least 1"));
+        }
+        if !(self.l2.is_finite() && self.l2 >= 0.0) {
+            return Err(Error::param(
+                "l2",
+                format!("must be a finite number ≥ 0, got {}", self.l2),
+            ));
+        }
+        if let Some(init) = &self.init {
+            if init.convention() != self.convention {
+                return Err(Error::param(
+                    "init",
+                    format!(
+                        "the starting model is in the {} convention, the fit in {}",
+                        init.convention(),
+                        self.convention
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The record of a PCD fit.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PcdRecord {
+    /// Updates done.
+    pub updates: usize,
+    /// `max_a |E_d[T_a] − Ê_chains[T_a]|` at the last update.
+    pub final_mismatch: f64,
+    /// Number of samples.
+    pub n_samples: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// A model fitted by PCD and its record.
+#[derive(Debug, Clone)]
+pub struct PcdFit {
+    /// The fitted model, in [`PcdParams::convention`].
+    pub model: Fvbm,
+    /// How the fit went.
+    pub record: PcdRecord,
+}
+
+/// Adds the sufficient statistics `T(x)` of the state `x` (values) to `acc`.
+fn add_stats(x: &[f64], acc: &mut [f64]) {
+    let d = x.len();
+    let mut a = d;
+    for j in 0..d {
+        acc[j] += x[j];
+        for k in j + 1..d {
+            acc[a] += x[j] * x[k];
+            a += 1;
+        }
+    }
+}
+
+/// The data's mean sufficient statistics `E_d[T]` in the layout of `θ`.
+pub fn data_stats(data: &Dataset, conv: Convention) -> Vec<f64> {
+    let d = data.n_vars();
+    let mut stats = vec![0.0; n_params(d)];
+    let mut x = vec![0.0; d];
+    for row in data.values().outer_iter() {
+        for (xv, &b) in x.iter_mut().zip(row.iter()) {
+            *xv = conv.value(b);
+        }
+        add_stats(&x, &mut stats);
+    }
+    let n = data.n_samples().max(1) as f64;
+    stats.iter_mut().for_each(|s| *s /= n);
+    stats
+}
+
+/// Fits an FVBM by PCD; the chains start at uniformly random states drawn from `seed`, and
+/// the result depends on `seed` only.
+///
+/// ```
+/// use boltzkit::fvbm::{exact, pcd, Convention, Fvbm};
+/// use boltzkit::rng::rng_from_seed;
+/// let truth = Fvbm::random(4, 0.5, Convention::Spin, &mut rng_from_seed(0))?;
+/// let data = exact::sample(&truth, 2000, &mut rng_from_seed(1))?;
+/// let params = pcd::PcdParams { n_updates: 200, ..Default::default() };
+/// let fit = pcd::fit(&data, &params, 7)?;
+/// assert_eq!(fit.record.updates, 200);
+/// # Ok::<(), boltzkit::Error>(())
+/// ```
+pub fn fit(data: &Dataset, params: &PcdParams, seed: u64) -> Result<PcdFit> {
+    fit_observed(data, params, seed, |_| {})
+}
+
+/// [`fit`] with an observer called after every update with the number of updates done.
+pub fn fit_observed(
+    data: &Dataset,
+    params: &PcdParams,
+    seed: u64,
+    mut observer: impl FnMut(usize),
+) -> Result<PcdFit> {
+    let start = Instant::now();
+    params.check()?;
+    let d = data.n_vars();
+    check_data(d, data, "pcd::fit")?;
+    data.require_nonempty()?;
+    let conv = params.convention;
+    let mut model = match &params.init {
+        Some(m) if m.d() != d => {
+            return Err(Error::param(
+                "init",
+                format!(
+                    "the starting model has {} units, the data {d} variables",
+                    m.d()
+                ),
+            ))
+        }
+        Some(m) => m.clone(),
+        None => Fvbm::zeros(d, conv)?,
+    };
+    let target = data_stats(data, conv);
+    let mut theta = model.theta();
+    let mut rng = derive_rng(seed, 0);
+    let mut states: Vec<Vec<u8>> = (0..params.n_chains)
+        .map(|_| (0..d).map(|_| u8::from(rng.random::<bool>())).collect())
+        .collect();
+    let mut chain_stats = vec![0.0; theta.len()];
+    let mut mismatch = f64::INFINITY;
+    let eta = params.learning_rate;
+    for update in 0..params.n_updates {
+        chain_stats.iter_mut().for_each(|s| *s = 0.0);
+        for state in states.iter_mut() {
+            let mut chain = GibbsChain::new(&model, state)?;
+            chain.sweep(&mut rng);
+            add_stats(chain.values(), &mut chain_stats);
+            chain.write_bits(state);
+        }
+        let k = params.n_chains as f64;
+        mismatch = 0.0;
+        for ((t, &e_d), &e_c) in theta.iter_mut().zip(&target).zip(&chain_stats) {
+            let g = e_d - e_c / k;
+            mismatch = f64::max(mismatch, g.abs());
+            *t += eta * (g - params.l2 * *t);
+        }
+        if theta.iter().any(|t| !t.is_finite()) {
+            return Err(Error::InvalidData(format!(
+                "pcd::fit: the parameters overflowed at update {}; lower the learning rate",
+                update + 1
+            )));
+        }
+        model = Fvbm::from_theta(d, &theta, conv)?;
+        observer(update + 1);
+    }
+    Ok(PcdFit {
+        model,
+        record: PcdRecord {
+            updates: params.n_updates,
+            final_mismatch: mismatch,
+            n_samples: data.n_samples(),
+            seconds: start.elapsed().as_secs_f64(),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fvbm::exact;
+    use crate::rng::rng_from_seed;
+
+    fn max_gap(a: &[f64], b: &[f64]) -> f64 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn moves_the_model_moments_toward_the_data() {
+        for conv in [Convention::Spin, Convention::Binary] {
+            let truth = Fvbm::random(4, 0.5, conv, &mut rng_from_seed(3)).unwrap();
+            let data = exact::sample(&truth, 4000, &mut rng_from_seed(4)).unwrap();
+            let target = data_stats(&data, conv);
+            let start = exact::moments(&Fvbm::zeros(4, conv).unwrap())
+                .unwrap()
+                .sufficient_stats();
+            let params = PcdParams {
+                convention: conv,
+                learning_rate: 0.05,
+                n_chains: 50,
+                n_updates: 1500,
+                ..Default::default()
+            };
+            let fit = fit(&data, &params, 11).unwrap();
+            let end = exact::moments(&fit.model).unwrap().sufficient_stats();
+            let (before, after) = (max_gap(&start, &target), max_gap(&end, &target));
+            assert!(
+                after < 0.5 * before && after < 0.05,
+                "{conv}: moment gap {before} -> {after}"
+            );
+        }
+    }
+
+    #[test]
+    fn same_seed_same_fit_and_bad_settings_rejected() {
+        let truth = Fvbm::random(3, 0.5, Convention::Spin, &mut rng_from_seed(0)).unwrap();
+        let data = exact::sample(&truth, 300, &mut rng_from_seed(1)).unwrap();
+        let params = PcdParams {
+            n_updates: 50,
+            n_chains: 10,
+            ..Default::default()
+        };
+        let a = fit(&data, &params, 5).unwrap();
+        let b = fit(&data, &params, 5).unwrap();
+        assert_eq!(a.model, b.model);
+        let bad = PcdParams {
+            learning_rate: 0.0,
+            ..params.clone()
+        };
+        assert!(matches!(
+            fit(&data, &bad, 5),
+            Err(Error::InvalidParam { .. })
+        ));
+        let bad = PcdParams {
+            n_chains: 0,
+            ..params
+        };
+        assert!(fit(&data, &bad, 5).is_err());
+    }
+}
