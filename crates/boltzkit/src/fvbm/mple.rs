@@ -65,35 +65,13 @@ impl Default for MpleParams {
 impl MpleParams {
     /// Checks every setting; the error names the field at fault.
     pub fn check(&self) -> Result<()> {
-        let nonneg = |field: &str, v: f64| {
-            if v.is_finite() && v >= 0.0 {
-                Ok(())
-            } else {
-                Err(Error::param(
-                    field,
-                    format!("must be a finite number ≥ 0, got {v}"),
-                ))
-            }
-        };
         nonneg("tau", self.tau)?;
         nonneg("grad_tol", self.grad_tol)?;
         nonneg("l2", self.l2)?;
         if self.max_iterations == 0 {
             return Err(Error::param("max_iterations", "must be at least 1"));
         }
-        if let Some(init) = &self.init {
-            if init.convention() != self.convention {
-                return Err(Error::param(
-                    "init",
-                    format!(
-                        "the starting model is in the {} convention, the fit in {}",
-                        init.convention(),
-                        self.convention
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        check_init(self.init.as_ref(), self.convention)
     }
 
     /// The starting model for `d` units.
@@ -231,6 +209,33 @@ pub(crate) trait Solver {
 }
 
 /// The objective's gradient `∇P_n(θ) − nλθ` at `model`.
+/// Fails unless `v` is a finite number ≥ 0; the error names `field`.
+pub(crate) fn nonneg(field: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param(
+            field,
+            format!("must be a finite number ≥ 0, got {v}"),
+        ))
+    }
+}
+
+/// Fails unless the starting model, if any, is in the fit's convention.
+pub(crate) fn check_init(init: Option<&Fvbm>, convention: Convention) -> Result<()> {
+    match init {
+        Some(m) if m.convention() != convention => Err(Error::param(
+            "init",
+            format!(
+                "the starting model is in the {} convention, the fit in {}",
+                m.convention(),
+                convention
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn penalized_gradient(model: &Fvbm, data: &PlData, l2: f64) -> Result<Vec<f64>> {
     let n = data.n_samples() as f64;
     let mut g = pseudo::gradient(model, data)?;

@@ -62,24 +62,8 @@ impl PcdParams {
         if self.n_updates == 0 {
             return Err(Error::param("n_updates", "must be at least 1"));
         }
-        if !(self.l2.is_finite() && self.l2 >= 0.0) {
-            return Err(Error::param(
-                "l2",
-                format!("must be a finite number ≥ 0, got {}", self.l2),
-            ));
-        }
-        if let Some(init) = &self.init {
-            if init.convention() != self.convention {
-                return Err(Error::param(
-                    "init",
-                    format!(
-                        "the starting model is in the {} convention, the fit in {}",
-                        init.convention(),
-                        self.convention
-                    ),
-                ));
-            }
-        }
+        super::mple::nonneg("l2", self.l2)?;
+        super::mple::check_init(self.init.as_ref(), self.convention)?;
         Ok(())
     }
 }

@@ -253,14 +253,16 @@ pub fn log_partition_with_precision(rbm: &Rbm, precision: Precision) -> Result<f
     log_partition_prec(&layout, default_top_bits(layout.m), precision)
 }
 
-fn check_data(rbm: &Rbm, data: &Dataset) -> Result<()> {
+/// Fails unless `data` is non-empty, binary and has one column per visible unit (`op` names
+/// the caller in the error).
+pub(crate) fn check_data_for(rbm: &Rbm, data: &Dataset, op: &str) -> Result<()> {
     data.require_nonempty()?;
     if !data.is_binary() {
         return Err(Error::InvalidData("an RBM needs binary (0/1) data".into()));
     }
     if data.n_vars() != rbm.n_visible() {
         return Err(Error::Shape {
-            op: "RBM likelihood".into(),
+            op: op.into(),
             expected: format!("data with {} variables (visible units)", rbm.n_visible()),
             found: format!("{}", data.n_vars()),
         });
@@ -283,7 +285,7 @@ fn neg_free_energies(rbm: &Rbm, data: &Dataset) -> Result<Vec<f64>> {
 /// The exact average log-likelihood `(1/N) Σ_s ln p(v_s) = (1/N) Σ_s −F(v_s) − ln Z` of a
 /// binary dataset (Eq. 4 of the S-DCP paper, averaged over the samples).
 pub fn average_log_likelihood(rbm: &Rbm, data: &Dataset) -> Result<f64> {
-    check_data(rbm, data)?;
+    check_data_for(rbm, data, "RBM likelihood")?;
     let log_z = log_partition(rbm)?;
     let nf = neg_free_energies(rbm, data)?;
     Ok(nf.iter().sum::<f64>() / nf.len() as f64 - log_z)
@@ -367,7 +369,7 @@ fn model_moments(layout: &Layout, top_bits: usize) -> Result<Moments> {
 /// (`∇f` of Eq. 5, by enumerating the smaller layer twice: once for `ln Z`, once for the
 /// moments).
 pub fn log_likelihood_gradient(rbm: &Rbm, data: &Dataset) -> Result<ExactGradient> {
-    check_data(rbm, data)?;
+    check_data_for(rbm, data, "RBM likelihood")?;
     let layout = Layout::new(rbm)?;
     let model = model_moments(&layout, default_top_bits(layout.m))?;
     let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());

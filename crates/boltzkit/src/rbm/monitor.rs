@@ -8,24 +8,9 @@
 
 use super::model::Rbm;
 use crate::data::Dataset;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::linalg::{sigmoid_f64, softplus_f64};
 use rayon::prelude::*;
-
-fn check_data(rbm: &Rbm, data: &Dataset) -> Result<()> {
-    data.require_nonempty()?;
-    if !data.is_binary() {
-        return Err(Error::InvalidData("an RBM needs binary (0/1) data".into()));
-    }
-    if data.n_vars() != rbm.n_visible() {
-        return Err(Error::Shape {
-            op: "RBM monitor".into(),
-            expected: format!("data with {} variables (visible units)", rbm.n_visible()),
-            found: format!("{}", data.n_vars()),
-        });
-    }
-    Ok(())
-}
 
 /// The hidden input `c + vᵀW` of one sample, in `f64`.
 fn hidden_input(rbm: &Rbm, v: &[u8], x: &mut [f64]) {
@@ -56,7 +41,7 @@ fn average(data: &Dataset, f: impl Fn(&[u8]) -> f64 + Sync) -> f64 {
 /// The mean over samples of `Σ_i (v_i − r_i)²` with the mean-field reconstruction
 /// `r = σ(b + W·p(h | v))` (no sampling, so the value is deterministic).
 pub fn reconstruction_error(rbm: &Rbm, data: &Dataset) -> Result<f64> {
-    check_data(rbm, data)?;
+    super::exact::check_data_for(rbm, data, "RBM monitor")?;
     let nh = rbm.n_hidden();
     Ok(average(data, |v| {
         let mut ph = vec![0.0f64; nh];
@@ -83,7 +68,7 @@ pub fn reconstruction_error(rbm: &Rbm, data: &Dataset) -> Result<f64> {
 /// flipped (Besag 1975), each flip's free energy updated from `v`'s hidden input in
 /// `O(n_hidden)`; in `f64`.
 pub fn pseudo_log_likelihood(rbm: &Rbm, data: &Dataset) -> Result<f64> {
-    check_data(rbm, data)?;
+    super::exact::check_data_for(rbm, data, "RBM monitor")?;
     let nh = rbm.n_hidden();
     Ok(average(data, |v| {
         let mut x = vec![0.0f64; nh];
