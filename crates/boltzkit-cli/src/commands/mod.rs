@@ -11,6 +11,7 @@ pub mod demo;
 pub mod fsll;
 pub mod fvbm;
 pub mod gen;
+pub mod rbm;
 pub mod repro;
 
 use clap::Subcommand;
@@ -51,6 +52,15 @@ pub enum Command {
     )]
     Fvbm(fvbm::FvbmArgs),
 
+    /// Restricted Boltzmann machines: fit, eval, sample
+    #[command(
+        long_about = "Restricted Boltzmann machines with binary units, trained by CD-k, \
+                      PCD-k, the centered gradient, S-DCP or centered S-DCP (Upadhya & Sastry); \
+                      exact or AIS log-likelihoods; Gibbs sampling.\n\nExample:\n  boltzkit rbm \
+                      fit --data bas.csv --algo sdcp --hidden 4 -o m.safetensors"
+    )]
+    Rbm(rbm::RbmArgs),
+
     /// Reproduce a paper's experiments from scratch
     #[command(
         long_about = "Reproduce a paper's experiments from scratch, with fixed, \
@@ -67,6 +77,7 @@ impl Command {
             Command::Demo(args) => args.run(),
             Command::Fsll(args) => args.run(),
             Command::Fvbm(args) => args.run(),
+            Command::Rbm(args) => args.run(),
             Command::Repro(args) => args.run(),
         }
     }

@@ -56,6 +56,24 @@ impl Dataset {
         })
     }
 
+    /// A dataset from row-major values (`n_vars` per sample) and cardinalities.
+    pub fn from_flat(values: Vec<u8>, n_vars: usize, cardinalities: Vec<u32>) -> Result<Self> {
+        if n_vars == 0 || values.len() % n_vars != 0 {
+            return Err(Error::Shape {
+                op: "Dataset::from_flat".into(),
+                expected: format!("a multiple of {n_vars} values (whole rows)"),
+                found: format!("{} values", values.len()),
+            });
+        }
+        let rows = values.len() / n_vars;
+        let values = Array2::from_shape_vec((rows, n_vars), values).map_err(|e| Error::Shape {
+            op: "Dataset::from_flat".into(),
+            expected: format!("{rows} × {n_vars}"),
+            found: e.to_string(),
+        })?;
+        Dataset::new(values, cardinalities)
+    }
+
     /// A dataset whose cardinalities are inferred as (column maximum + 1), at least 2.
     pub fn with_inferred_cardinalities(values: Array2<u8>) -> Result<Self> {
         let mut card = vec![2u32; values.ncols()];
@@ -139,6 +157,14 @@ mod tests {
     fn rejects_value_above_cardinality() {
         let e = Dataset::new(array![[0, 2]], vec![2, 2]).unwrap_err();
         assert!(e.to_string().contains("variable 2"), "{e}");
+    }
+
+    #[test]
+    fn from_flat_builds_rows() {
+        let d = Dataset::from_flat(vec![0, 1, 1, 0, 1, 1], 3, vec![2; 3]).unwrap();
+        assert_eq!(d.values(), &array![[0, 1, 1], [0, 1, 1]]);
+        assert!(Dataset::from_flat(vec![0, 1], 3, vec![2; 3]).is_err());
+        assert!(Dataset::from_flat(vec![0, 2, 1], 3, vec![2; 3]).is_err());
     }
 
     #[test]

@@ -1,0 +1,557 @@
+//! `boltzkit rbm`: train, evaluate and sample restricted Boltzmann machines.
+
+use crate::args::CommonArgs;
+use crate::exit::UsageError;
+use crate::progress;
+use crate::report::Summary;
+use anyhow::Context;
+use boltzkit::data::{read_dataset, write_dataset, Binarize, Dataset, ReadOptions};
+use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
+use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
+use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
+use boltzkit::rbm::train::trainer::{
+    AisLogLikelihood, Algorithm, ExactLogLikelihood, JsonlLog, Observer, Progress, StopReason,
+    TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
+};
+use boltzkit::rbm::{sample_bernoulli, visible_means, GibbsChains, Rbm};
+use boltzkit::rng::{derive_seed, rng_from_seed};
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::ProgressBar;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// `boltzkit rbm <verb>`.
+#[derive(Debug, Args)]
+pub struct RbmArgs {
+    #[command(subcommand)]
+    verb: RbmVerb,
+}
+
+#[derive(Debug, Subcommand)]
+enum RbmVerb {
+    /// Train an RBM on 0/1 data (CD, PCD, CG, S-DCP, CS-DCP)
+    #[command(
+        long_about = "Train a binary restricted Boltzmann machine on 0/1 data with CD-k, \
+        PCD-k, the centered gradient (cg), S-DCP or centered S-DCP (csdcp). Without --model the \
+        model starts from the initialization of Sec. 4.1 of the S-DCP paper (W ~ N(0, 0.01²), \
+        c = 0, b = logit of the data means). Prints the stop reason, the exact average \
+        log-likelihood when the smaller layer has at most 25 units, and the wall time. A run \
+        that diverges exits 1 but still writes the last good model to -o.\n\n\
+        Example:\n  boltzkit rbm fit --data bas.csv --algo sdcp --hidden 4 --epochs 200 \
+        --lr 0.1 --batch-size 0 --k 1 --inner 3 -o m.safetensors --seed 1"
+    )]
+    Fit(FitArgs),
+    /// Average log-likelihood of data and ln Z of a model (exact or AIS)
+    #[command(
+        long_about = "Evaluate a model on data: the average log-likelihood (nats per \
+        sample) and ln Z, by enumeration of the smaller layer (exact, ≤ 30 units) or by \
+        annealed importance sampling (ais, with the standard error of ln Z).\n\n\
+        Example:\n  boltzkit rbm eval --model m.safetensors --data bas.csv --method exact"
+    )]
+    Eval(EvalArgs),
+    /// Draw samples from a model by block Gibbs sampling
+    #[command(
+        long_about = "Draw samples (0/1 rows) from a model: one block Gibbs chain per \
+        sample, started from uniform random visible states, run for --gibbs-steps steps.\n\n\
+        Example:\n  boltzkit rbm sample --model m.safetensors -n 1000 -o s.npy --seed 3"
+    )]
+    Sample(SampleArgs),
+}
+
+/// The training algorithm of `rbm fit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum AlgoArg {
+    /// Contrastive divergence CD-k
+    Cd,
+    /// Persistent contrastive divergence PCD-k
+    Pcd,
+    /// Centered gradient with CD-k
+    Cg,
+    /// Stochastic difference-of-convex programming (S-DCP)
+    Sdcp,
+    /// Centered S-DCP
+    Csdcp,
+}
+
+/// How `rbm fit` monitors the log-likelihood during training.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EvalArg {
+    /// Exact average log-likelihood (smaller layer ≤ 25 units)
+    Exact,
+    /// AIS estimate (1,000 linear steps, 100 chains)
+    Ais,
+    /// No monitoring
+    None,
+}
+
+/// How `rbm eval` computes ln Z.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum MethodArg {
+    /// Enumeration of the smaller layer (≤ 30 units)
+    Exact,
+    /// Annealed importance sampling
+    Ais,
+}
+
+/// `--binarize`: none, threshold:T or stochastic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BinarizeArg {
+    None,
+    Threshold(f64),
+    Stochastic,
+}
+
+fn parse_binarize(s: &str) -> Result<BinarizeArg, String> {
+    match s {
+        "none" => Ok(BinarizeArg::None),
+        "stochastic" => Ok(BinarizeArg::Stochastic),
+        _ => match s.strip_prefix("threshold:") {
+            Some(t) => t
+                .parse::<f64>()
+                .ok()
+                .filter(|t| t.is_finite())
+                .map(BinarizeArg::Threshold)
+                .ok_or_else(|| format!("`{t}` is not a finite number")),
+            None => Err("expected none, threshold:T or stochastic".into()),
+        },
+    }
+}
+
+#[derive(Debug, Args)]
+struct FitArgs {
+    /// Training data (.npy, .csv, .tsv, IDX, .amat; .gz read transparently)
+    #[arg(long, value_name = "FILE")]
+    data: PathBuf,
+    /// Conversion of grayscale data to 0/1: none, threshold:T (v > T is 1) or stochastic
+    #[arg(long, value_name = "HOW", default_value = "none", value_parser = parse_binarize)]
+    binarize: BinarizeArg,
+    /// Training algorithm
+    #[arg(long, value_enum, default_value_t = AlgoArg::Cd)]
+    algo: AlgoArg,
+    /// Hidden units (required without --model)
+    #[arg(long, value_name = "N")]
+    hidden: Option<usize>,
+    /// Passes over the data
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    epochs: usize,
+    /// Learning rate
+    #[arg(long, value_name = "X", default_value_t = 0.01)]
+    lr: f32,
+    /// Mini-batch rows (0 = the full batch)
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    batch_size: usize,
+    /// Gibbs steps per estimate (K; K′ per inner step for sdcp, csdcp)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    k: usize,
+    /// Inner steps d of sdcp and csdcp [default: 3]
+    #[arg(long, value_name = "D")]
+    inner: Option<usize>,
+    /// Momentum in [0, 1)
+    #[arg(long, value_name = "X", default_value_t = 0.0)]
+    momentum: f32,
+    /// L2 weight decay on W
+    #[arg(long, value_name = "X", default_value_t = 0.0)]
+    weight_decay: f32,
+    /// Monitor the log-likelihood every N epochs (0: never)
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    eval_every: usize,
+    /// Log-likelihood monitor [default: exact when the smaller layer has ≤ 25 units, else none]
+    #[arg(long, value_enum)]
+    eval: Option<EvalArg>,
+    /// Write the monitored metrics to this JSONL file
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// Start from this model file instead of the Sec. 4.1 initialization
+    #[arg(long, value_name = "FILE")]
+    model: Option<PathBuf>,
+    /// Where to write the model (safetensors)
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct EvalArgs {
+    /// The model file (safetensors, boltzkit/rbm/v1)
+    #[arg(long, value_name = "FILE")]
+    model: PathBuf,
+    /// Data of 0/1 values
+    #[arg(long, value_name = "FILE")]
+    data: PathBuf,
+    /// How to compute ln Z [default: exact when the smaller layer has ≤ 30 units, else ais]
+    #[arg(long, value_enum)]
+    method: Option<MethodArg>,
+    /// AIS chains
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    chains: usize,
+    /// AIS steps of a linear schedule [default: the standard 14,500-step schedule]
+    #[arg(long, value_name = "N")]
+    steps: Option<usize>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct SampleArgs {
+    /// The model file (safetensors, boltzkit/rbm/v1)
+    #[arg(long, value_name = "FILE")]
+    model: PathBuf,
+    /// Number of samples (one Gibbs chain each)
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    samples: u64,
+    /// Block Gibbs steps per chain
+    #[arg(long, value_name = "K", default_value_t = 1000)]
+    gibbs_steps: usize,
+    /// Output data file (.npy, .csv, .tsv, .amat; optionally .gz)
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+impl RbmArgs {
+    /// Runs the chosen verb.
+    pub fn run(self) -> anyhow::Result<()> {
+        match self.verb {
+            RbmVerb::Fit(a) => a.run(),
+            RbmVerb::Eval(a) => a.run(),
+            RbmVerb::Sample(a) => a.run(),
+        }
+    }
+}
+
+/// Reads a data file of 0/1 values (after the binarization, if any).
+fn load_binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dataset> {
+    let opts = ReadOptions::default().with_binarize(binarize);
+    let data = read_dataset(path, &opts)?;
+    if let Some(j) = data.cardinalities().iter().position(|&k| k != 2) {
+        anyhow::bail!(
+            "{}: an RBM needs 0/1 data, but column {} holds values up to {} (see --binarize)",
+            path.display(),
+            j + 1,
+            data.cardinalities()[j] - 1
+        );
+    }
+    data.require_nonempty()?;
+    Ok(data)
+}
+
+fn check_vars(path: &Path, data: &Dataset, rbm: &Rbm) -> anyhow::Result<()> {
+    if data.n_vars() != rbm.n_visible() {
+        anyhow::bail!(
+            "{}: {} variables, the model has {} visible units",
+            path.display(),
+            data.n_vars(),
+            rbm.n_visible()
+        );
+    }
+    Ok(())
+}
+
+/// Average `−F(v)` over the data.
+fn mean_neg_free_energy(rbm: &Rbm, data: &Dataset) -> anyhow::Result<f64> {
+    let mut sum = 0.0f64;
+    let mut v = vec![0u8; data.n_vars()];
+    for s in 0..data.n_samples() {
+        v.iter_mut()
+            .zip(data.sample(s).iter())
+            .for_each(|(o, &x)| *o = x);
+        sum -= rbm.free_energy(&v)?;
+    }
+    Ok(sum / data.n_samples() as f64)
+}
+
+/// Advances the epoch bar and shows the latest monitored log-likelihood.
+struct BarObserver(ProgressBar);
+
+impl Observer for BarObserver {
+    fn observe(&mut self, p: &mut Progress<'_>) -> boltzkit::Result<()> {
+        if let Some(ll) = p.metrics.get("train_ll") {
+            self.0.set_message(format!("ll {ll:.4}"));
+        }
+        if p.epoch > 0 {
+            self.0.inc(1);
+        }
+        Ok(())
+    }
+}
+
+impl FitArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let seed = self.common.init()?;
+        let mut summary = Summary::new("rbm fit", Some(seed));
+        let centered_or_dcp = matches!(self.algo, AlgoArg::Sdcp | AlgoArg::Csdcp);
+        if self.inner.is_some() && !centered_or_dcp {
+            return Err(UsageError::new("--inner applies only to --algo sdcp and csdcp").into());
+        }
+        let inner = self.inner.unwrap_or(3);
+        let k = self.k;
+        let algorithm = match self.algo {
+            AlgoArg::Cd => Algorithm::Cd { k },
+            AlgoArg::Pcd => Algorithm::Pcd { k },
+            AlgoArg::Cg => Algorithm::Cg { k },
+            AlgoArg::Sdcp => Algorithm::Sdcp { inner, k },
+            AlgoArg::Csdcp => Algorithm::CsDcp { inner, k },
+        };
+        let mut params = TrainParams::new()
+            .epochs(self.epochs)
+            .algorithm(algorithm)
+            .learning_rate(self.lr)
+            .momentum(self.momentum)
+            .weight_decay(self.weight_decay)
+            .seed(derive_seed(seed, 1));
+        params = if self.batch_size == 0 {
+            params.full_batch()
+        } else {
+            params.batch_size(self.batch_size)
+        };
+        params.check()?;
+
+        let binarize = match self.binarize {
+            BinarizeArg::None => Binarize::None,
+            BinarizeArg::Threshold(t) => Binarize::Threshold(t),
+            BinarizeArg::Stochastic => Binarize::Stochastic {
+                seed: derive_seed(seed, 2),
+            },
+        };
+        let data = load_binary(&self.data, binarize)?;
+        let rbm = match &self.model {
+            Some(path) => {
+                let rbm = load_rbm(path)?.rbm;
+                if let Some(h) = self.hidden.filter(|&h| h != rbm.n_hidden()) {
+                    return Err(UsageError::new(format!(
+                        "--hidden {h} does not match the {} hidden units of --model",
+                        rbm.n_hidden()
+                    ))
+                    .into());
+                }
+                check_vars(&self.data, &data, &rbm)?;
+                rbm
+            }
+            None => {
+                let h = self
+                    .hidden
+                    .ok_or_else(|| UsageError::new("give --hidden N (or --model FILE)"))?;
+                if h == 0 {
+                    return Err(UsageError::new("--hidden must be at least 1").into());
+                }
+                Rbm::init_from_data(&data, h, 0.01, &mut rng_from_seed(derive_seed(seed, 0)))?
+            }
+        };
+        let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+        let small = nv.min(nh) <= MAX_EXACT_OBSERVER_UNITS;
+        let eval = self
+            .eval
+            .unwrap_or(if small { EvalArg::Exact } else { EvalArg::None });
+        if eval == EvalArg::Exact && !small {
+            return Err(UsageError::new(format!(
+                "--eval exact needs a layer of at most {MAX_EXACT_OBSERVER_UNITS} units, the \
+                 model is {nv} × {nh} (use --eval ais)"
+            ))
+            .into());
+        }
+        summary
+            .set("data", self.data.display().to_string())
+            .set("samples", data.n_samples())
+            .set("visible", nv)
+            .set("hidden", nh)
+            .set("algo", algorithm.name());
+
+        let every = self.eval_every;
+        let mut trainer = Trainer::new(rbm, &data, params)?;
+        match eval {
+            EvalArg::Exact => {
+                trainer =
+                    trainer.add_observer(ExactLogLikelihood::new("train_ll", data.clone()), every)
+            }
+            EvalArg::Ais => {
+                let obs = AisLogLikelihood::new(
+                    "train_ll",
+                    data.clone(),
+                    AisSchedule::linear(1000)?,
+                    100,
+                    derive_seed(seed, 3),
+                )?;
+                trainer = trainer.add_observer(obs, every);
+            }
+            EvalArg::None => {}
+        }
+        if let Some(path) = &self.log {
+            let log = JsonlLog::create(path)
+                .with_context(|| format!("creating the log {}", path.display()))?;
+            trainer = trainer.add_observer(log, every);
+        }
+        let bar = progress::bar(self.epochs as u64, "epochs", self.common.quiet);
+        trainer = trainer.add_observer(BarObserver(bar.clone()), 1);
+        let outcome = trainer.run()?;
+        bar.finish_and_clear();
+        let record = &outcome.record;
+
+        let settings = json!({
+            "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": self.lr,
+            "batch_size": self.batch_size, "k": k,
+            "inner": if centered_or_dcp { Some(inner) } else { None },
+            "momentum": self.momentum, "weight_decay": self.weight_decay,
+            "binarize": format!("{:?}", self.binarize),
+            "init_model": self.model.as_ref().map(|p| p.display().to_string()),
+        });
+        let mut meta = BTreeMap::new();
+        meta.insert("algorithm".to_string(), algorithm.name().to_string());
+        meta.insert("settings".into(), settings.to_string());
+        meta.insert("seed".into(), seed.to_string());
+        meta.insert("data_file".into(), self.data.display().to_string());
+        meta.insert("data_sha256".into(), boltzkit::io::sha256_file(&self.data)?);
+        meta.insert("epochs_done".into(), record.epochs.to_string());
+        meta.insert("stop_reason".into(), record.stop.to_string());
+        write_model(&self.output, &outcome.rbm, outcome.offsets.as_ref(), &meta)?;
+
+        summary
+            .set("epochs", record.epochs)
+            .set("updates", record.steps)
+            .set("stop", record.stop.to_string());
+        if let Some(last) = record.history.last() {
+            for (key, v) in &last.metrics {
+                summary.set(format!("monitor_{key}"), *v);
+            }
+        }
+        if small {
+            summary.set(
+                "avg_log_likelihood",
+                exact::average_log_likelihood(&outcome.rbm, &data)?,
+            );
+        }
+        summary
+            .set("learn_s", record.wall_s)
+            .set("output", self.output.display().to_string());
+        summary.emit(&self.common)?;
+        if let StopReason::Diverged { .. } = record.stop {
+            anyhow::bail!(
+                "training {}; wrote it to {}",
+                record.stop,
+                self.output.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+fn write_model(
+    path: &Path,
+    rbm: &Rbm,
+    offsets: Option<&Offsets>,
+    meta: &BTreeMap<String, String>,
+) -> anyhow::Result<()> {
+    save_rbm(path, rbm, offsets, meta)
+        .with_context(|| format!("writing the model to {}", path.display()))
+}
+
+impl EvalArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let file = load_rbm(&self.model)?;
+        let rbm = file.rbm;
+        let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+        let method = self.method.unwrap_or(if nv.min(nh) <= MAX_ENUM_UNITS {
+            MethodArg::Exact
+        } else {
+            MethodArg::Ais
+        });
+        let seed = match method {
+            MethodArg::Ais => Some(self.common.init()?),
+            MethodArg::Exact => {
+                self.common.init_threads()?;
+                None
+            }
+        };
+        if method == MethodArg::Exact && nv.min(nh) > MAX_ENUM_UNITS {
+            return Err(UsageError::new(format!(
+                "--method exact needs a layer of at most {MAX_ENUM_UNITS} units, the model is \
+                 {nv} × {nh} (use --method ais)"
+            ))
+            .into());
+        }
+        if method == MethodArg::Ais && self.chains == 0 {
+            return Err(UsageError::new("--chains must be at least 1").into());
+        }
+        let data = load_binary(&self.data, Binarize::None)?;
+        check_vars(&self.data, &data, &rbm)?;
+        let mut summary = Summary::new("rbm eval", seed);
+        summary
+            .set("model", self.model.display().to_string())
+            .set("data", self.data.display().to_string())
+            .set("samples", data.n_samples())
+            .set("visible", nv)
+            .set("hidden", nh);
+        let nfe = mean_neg_free_energy(&rbm, &data)?;
+        match method {
+            MethodArg::Exact => {
+                let log_z = exact::log_partition(&rbm)?;
+                summary
+                    .set("method", "exact")
+                    .set("avg_log_likelihood", nfe - log_z)
+                    .set("log_z", log_z);
+            }
+            MethodArg::Ais => {
+                let schedule = match self.steps {
+                    Some(k) => AisSchedule::linear(k)?,
+                    None => AisSchedule::standard(),
+                };
+                let base_b: Vec<f32> = visible_means(&data)?
+                    .iter()
+                    .map(|&m| {
+                        let p = m.clamp(1e-3, 1.0 - 1e-3);
+                        (p / (1.0 - p)).ln() as f32
+                    })
+                    .collect();
+                let spin = progress::spinner("AIS", self.common.quiet);
+                let est =
+                    ais_log_partition(&rbm, &base_b, &schedule, self.chains, seed.unwrap_or(0))?;
+                spin.finish_and_clear();
+                summary
+                    .set("method", "ais")
+                    .set("chains", self.chains)
+                    .set("steps", schedule.betas().len() - 1)
+                    .set("avg_log_likelihood", nfe - est.log_z)
+                    .set("log_z", est.log_z)
+                    .set("log_z_se", est.std_err);
+            }
+        }
+        summary.emit(&self.common)
+    }
+}
+
+impl SampleArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let seed = self.common.init()?;
+        let mut summary = Summary::new("rbm sample", Some(seed));
+        let rbm = load_rbm(&self.model)?.rbm;
+        let nv = rbm.n_visible();
+        let n =
+            usize::try_from(self.samples).map_err(|_| UsageError::new("--samples is too large"))?;
+        let mut v0 = vec![0f32; n * nv];
+        sample_bernoulli(&vec![0.5; n * nv], &mut v0, &mut rng_from_seed(seed));
+        let mut chains = GibbsChains::new(&rbm, &v0, derive_seed(seed, 1))?;
+        let bar = progress::bar(self.gibbs_steps as u64, "gibbs steps", self.common.quiet);
+        for _ in 0..self.gibbs_steps {
+            chains.run(&rbm, 1)?;
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        write_samples(&self.output, chains.visible(), nv)?;
+        summary
+            .set("model", self.model.display().to_string())
+            .set("samples", n)
+            .set("gibbs_steps", self.gibbs_steps)
+            .set("output", self.output.display().to_string());
+        summary.emit(&self.common)
+    }
+}
+
+/// Writes 0/1 rows of width `nv` to `path` in the format its name asks for.
+fn write_samples(path: &Path, v: &[f32], nv: usize) -> anyhow::Result<()> {
+    let bits = v.iter().map(|&x| u8::from(x > 0.5)).collect();
+    let data = Dataset::from_flat(bits, nv, vec![2; nv])?;
+    write_dataset(path, &data).context("cannot write the samples")
+}

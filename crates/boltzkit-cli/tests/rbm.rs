@@ -1,0 +1,175 @@
+//! End-to-end tests of `boltzkit rbm`.
+
+use assert_cmd::Command;
+use boltzkit::rbm::file::load_rbm;
+use std::path::Path;
+
+fn boltzkit() -> Command {
+    Command::cargo_bin("boltzkit").unwrap()
+}
+
+fn json(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).expect("one JSON object on stdout")
+}
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).display().to_string()
+}
+
+/// The 3×3 bars-and-stripes patterns (14 distinct, 9 visible units) as a .csv, each twice.
+fn bars_and_stripes(dir: &Path) -> String {
+    let mut rows = Vec::new();
+    for mask in 0u32..8 {
+        let bits: Vec<u8> = (0..3).map(|i| ((mask >> i) & 1) as u8).collect();
+        let bars: Vec<u8> = (0..9).map(|p| bits[p % 3]).collect();
+        let stripes: Vec<u8> = (0..9).map(|p| bits[p / 3]).collect();
+        for r in [bars, stripes] {
+            let line: Vec<String> = r.iter().map(|x| x.to_string()).collect();
+            rows.push(line.join(","));
+        }
+    }
+    let p = path(dir, "bas.csv");
+    std::fs::write(&p, rows.join("\n") + "\n").unwrap();
+    p
+}
+
+fn fit(dir: &Path) -> (String, String, serde_json::Value) {
+    let data = bars_and_stripes(dir);
+    let model = path(dir, "m.safetensors");
+    let out = boltzkit()
+        .args([
+            "rbm",
+            "fit",
+            "--data",
+            &data,
+            "--algo",
+            "sdcp",
+            "--hidden",
+            "4",
+            "--epochs",
+            "200",
+            "--lr",
+            "0.1",
+            "--batch-size",
+            "0",
+            "--k",
+            "1",
+            "--inner",
+            "3",
+            "--eval-every",
+            "50",
+            "-o",
+            &model,
+            "--seed",
+            "7",
+            "--json",
+            "-q",
+        ])
+        .assert()
+        .success();
+    (data, model, json(&out.get_output().stdout))
+}
+
+#[test]
+fn fit_writes_a_loadable_model_with_a_finite_log_likelihood() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, model, s) = fit(dir.path());
+    assert_eq!(s["stop"], "all epochs done", "{s}");
+    assert_eq!(s["epochs"], 200);
+    let ll = s["avg_log_likelihood"]
+        .as_f64()
+        .expect("finite log-likelihood");
+    // Better than the uniform distribution over 2^9 states.
+    assert!(ll < 0.0 && ll > -9.0 * std::f64::consts::LN_2, "ll = {ll}");
+    let file = load_rbm(Path::new(&model)).unwrap();
+    assert_eq!(
+        (file.rbm.n_visible(), file.rbm.n_hidden()),
+        (9, 4),
+        "{:?}",
+        file.metadata
+    );
+    assert_eq!(file.metadata["algorithm"], "sdcp");
+    assert_eq!(file.metadata["seed"], "7");
+    assert_eq!(
+        file.metadata["data_sha256"],
+        boltzkit::io::sha256_file(Path::new(&data)).unwrap()
+    );
+}
+
+#[test]
+fn eval_exact_matches_fit_and_sample_writes_binary_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, model, f) = fit(dir.path());
+    let out = boltzkit()
+        .args([
+            "rbm", "eval", "--model", &model, "--data", &data, "--method", "exact", "--json", "-q",
+        ])
+        .assert()
+        .success();
+    let e = json(&out.get_output().stdout);
+    assert_eq!(e["method"], "exact");
+    let (a, b) = (
+        e["avg_log_likelihood"].as_f64().unwrap(),
+        f["avg_log_likelihood"].as_f64().unwrap(),
+    );
+    assert!((a - b).abs() < 1e-6, "eval {a} vs fit {b}");
+    assert!(e["log_z"].as_f64().unwrap().is_finite());
+
+    let samples = path(dir.path(), "s.csv");
+    boltzkit()
+        .args([
+            "rbm",
+            "sample",
+            "--model",
+            &model,
+            "-n",
+            "20",
+            "--gibbs-steps",
+            "50",
+            "-o",
+            &samples,
+            "--seed",
+            "3",
+            "-q",
+        ])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&samples).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    assert!(rows.len() >= 20, "{text}");
+    assert!(rows
+        .iter()
+        .rev()
+        .take(20)
+        .all(|r| r.split(',').count() == 9 && r.split(',').all(|x| x == "0" || x == "1")));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = bars_and_stripes(dir.path());
+    let model = path(dir.path(), "m.safetensors");
+    // No --hidden and no --model.
+    boltzkit()
+        .args([
+            "rbm", "fit", "--data", &data, "-o", &model, "--seed", "1", "-q",
+        ])
+        .assert()
+        .code(2);
+    // --inner with an algorithm that has no inner steps.
+    boltzkit()
+        .args([
+            "rbm", "fit", "--data", &data, "--hidden", "2", "--algo", "cd", "--inner", "2", "-o",
+            &model, "-q",
+        ])
+        .assert()
+        .code(2);
+    // Zero epochs (an invalid training setting).
+    boltzkit()
+        .args([
+            "rbm", "fit", "--data", &data, "--hidden", "2", "--epochs", "0", "-o", &model, "-q",
+        ])
+        .assert()
+        .code(2);
+    assert!(!Path::new(&model).exists());
+}
