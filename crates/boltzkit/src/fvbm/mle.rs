@@ -13,7 +13,7 @@ use super::exact;
 use super::lbfgs::{minimize, LbfgsParams, LbfgsStop};
 use super::model::{check_data, n_params, Fvbm};
 use crate::data::Dataset;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::time::Instant;
 
 /// Settings of the exact maximum-likelihood fit.
@@ -136,19 +136,7 @@ pub fn fit(data: &Dataset, params: &MleParams) -> Result<MleFit> {
     check_data(d, data, "mle::fit")?;
     data.require_nonempty()?;
     let conv = params.convention;
-    let init = match &params.init {
-        Some(m) if m.d() != d => {
-            return Err(Error::param(
-                "init",
-                format!(
-                    "the starting model has {} units, the data {d} variables",
-                    m.d()
-                ),
-            ))
-        }
-        Some(m) => m.clone(),
-        None => Fvbm::zeros(d, conv)?,
-    };
+    let init = super::mple::starting_model(params.init.as_ref(), d, conv)?;
     let (target, entropy) = data_statistics(data, conv);
     let l2 = params.l2;
     let objective = |theta: &[f64], grad: &mut [f64]| -> Result<f64> {

@@ -76,17 +76,7 @@ impl MpleParams {
 
     /// The starting model for `d` units.
     pub(crate) fn start(&self, d: usize) -> Result<Fvbm> {
-        match &self.init {
-            Some(m) if m.d() != d => Err(Error::param(
-                "init",
-                format!(
-                    "the starting model has {} units, the data {d} variables",
-                    m.d()
-                ),
-            )),
-            Some(m) => Ok(m.clone()),
-            None => Fvbm::zeros(d, self.convention),
-        }
+        starting_model(self.init.as_ref(), d, self.convention)
     }
 }
 
@@ -218,6 +208,25 @@ pub(crate) fn nonneg(field: &str, v: f64) -> Result<()> {
             field,
             format!("must be a finite number ≥ 0, got {v}"),
         ))
+    }
+}
+
+/// The starting model: `init` when its size matches the data's `d`, else zeros.
+pub(crate) fn starting_model(
+    init: Option<&Fvbm>,
+    d: usize,
+    convention: Convention,
+) -> Result<Fvbm> {
+    match init {
+        Some(m) if m.d() != d => Err(Error::param(
+            "init",
+            format!(
+                "the starting model has {} units, the data {d} variables",
+                m.d()
+            ),
+        )),
+        Some(m) => Ok(m.clone()),
+        None => Fvbm::zeros(d, convention),
     }
 }
 

@@ -149,19 +149,7 @@ pub fn fit_observed(
     check_data(d, data, "pcd::fit")?;
     data.require_nonempty()?;
     let conv = params.convention;
-    let mut model = match &params.init {
-        Some(m) if m.d() != d => {
-            return Err(Error::param(
-                "init",
-                format!(
-                    "the starting model has {} units, the data {d} variables",
-                    m.d()
-                ),
-            ))
-        }
-        Some(m) => m.clone(),
-        None => Fvbm::zeros(d, conv)?,
-    };
+    let mut model = super::mple::starting_model(params.init.as_ref(), d, conv)?;
     let target = data_stats(data, conv);
     let mut theta = model.theta();
     let mut rng = derive_rng(seed, 0);
