@@ -6,7 +6,7 @@
 
 use boltzkit::linalg::{sgemm, Op};
 use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
-use boltzkit::rbm::exact::log_partition;
+use boltzkit::rbm::exact::{log_partition_with_precision, Precision};
 use boltzkit::rbm::train::{Cd, Gradient, GradientEstimator, SgdParams};
 use boltzkit::rbm::Rbm;
 use boltzkit::rng::rng_from_seed;
@@ -59,7 +59,10 @@ fn hot_paths(c: &mut Criterion) {
     });
     let small = Rbm::random(784, 16, 0.05, &mut rng_from_seed(2)).unwrap();
     g.bench_function("exact_log_z_784x16", |b| {
-        b.iter(|| log_partition(&small).unwrap())
+        b.iter(|| log_partition_with_precision(&small, Precision::F64).unwrap())
+    });
+    g.bench_function("exact_log_z_784x16_fast", |b| {
+        b.iter(|| log_partition_with_precision(&small, Precision::Fast).unwrap())
     });
     let big = Rbm::random(784, 500, 0.01, &mut rng_from_seed(3)).unwrap();
     let schedule = AisSchedule::linear(100).unwrap();

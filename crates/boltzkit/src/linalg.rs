@@ -404,6 +404,54 @@ multiversion! {
     }
 }
 
+multiversion! {
+    /// `y_i ← y_i · f_i`, then returns `Σ_i ln(1 + y_i)` (all `f64`): the products
+    /// `Π (1 + y_i)` are kept per lane with their binary exponent moved into an integer every
+    /// `group` factors, so one logarithm serves the whole slice. The caller picks `group` so
+    /// that `group` factors cannot overflow (`(1 + max y)^group < 2^1022`). Used by the exact
+    /// RBM enumeration, where `y_i = e^{x_i}` is updated multiplicatively along a Gray code.
+    /// Deterministic; vectorized, AVX2 when available.
+    pub fn scale_sum_log1p(y: &mut [f64], f: &[f64], group: usize) -> f64 {
+        const LANES: usize = 16;
+        const MANTISSA: u64 = (1 << 52) - 1;
+        const ONE: u64 = 1023 << 52;
+        let renorm = |prod: &mut [f64; LANES], expo: &mut [i64; LANES]| {
+            for (p, e) in prod.iter_mut().zip(expo.iter_mut()) {
+                let bits = p.to_bits();
+                *e += ((bits >> 52) & 0x7ff) as i64 - 1023;
+                *p = f64::from_bits((bits & MANTISSA) | ONE);
+            }
+        };
+        let group = group.max(1);
+        let mut prod = [1f64; LANES];
+        let mut expo = [0i64; LANES];
+        let mut count = 0;
+        let mut yc = y.chunks_exact_mut(LANES);
+        let mut fc = f.chunks_exact(LANES);
+        for (ys, fs) in (&mut yc).zip(&mut fc) {
+            for ((p, yv), &fv) in prod.iter_mut().zip(ys.iter_mut()).zip(fs) {
+                *yv *= fv;
+                *p *= 1.0 + *yv;
+            }
+            count += 1;
+            if count == group {
+                count = 0;
+                renorm(&mut prod, &mut expo);
+            }
+        }
+        let mut tail = 0f64;
+        for (yv, &fv) in yc.into_remainder().iter_mut().zip(fc.remainder()) {
+            *yv *= fv;
+            tail += yv.ln_1p();
+        }
+        renorm(&mut prod, &mut expo);
+        // each lane's mantissa is in [1, 2): their product cannot overflow
+        let mantissa: f64 = prod.iter().product();
+        let exponent: i64 = expo.iter().sum();
+        mantissa.ln() + exponent as f64 * std::f64::consts::LN_2 + tail
+    }
+}
+
 /// `softplus(x) = ln(1 + e^x)` in `f64`, stable for every finite `x` (reference precision).
 #[inline]
 pub fn softplus_f64(x: f64) -> f64 {
@@ -558,6 +606,30 @@ mod f32_tests {
             let want = (-v.abs()).exp().ln_1p();
             let got = f64::from(fast_log1p_exp_neg(v.abs() as f32));
             assert!((got - want).abs() < 2e-7, "{v}: {got} vs {want}");
+        }
+        for len in [0, 5, 16, 37, 200] {
+            let x: Vec<f64> = (0..len).map(|i| f64::from(i) * 0.37 - 30.0).collect();
+            let f: Vec<f64> = (0..len)
+                .map(|i| (f64::from(i) * 0.11 - 1.0).exp())
+                .collect();
+            let mut y: Vec<f64> = x.iter().map(|v| v.exp()).collect();
+            let want: f64 = x
+                .iter()
+                .zip(&f)
+                .map(|(&v, &g)| softplus_f64(v + g.ln()))
+                .sum();
+            for group in [1, 3] {
+                let mut yy = y.clone();
+                let got = scale_sum_log1p(&mut yy, &f, group);
+                assert!(
+                    (got - want).abs() < 1e-12 * want.max(1.0),
+                    "{len}: {got} vs {want}"
+                );
+            }
+            scale_sum_log1p(&mut y, &f, 1);
+            for ((&yv, &v), &g) in y.iter().zip(&x).zip(&f) {
+                assert!((yv.ln() - (v + g.ln())).abs() < 1e-12);
+            }
         }
         let mut m = vec![0f32; 6];
         add_row_bias(&mut m, &[1.0, 2.0, 3.0]);
