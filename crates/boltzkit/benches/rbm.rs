@@ -4,6 +4,7 @@
 //!
 //! Run: `cargo bench -p boltzkit --bench rbm`. GEMM throughput is reported in FLOP/s.
 
+use boltzkit::linalg::binary::{binary_matmul, binary_t_matmul};
 use boltzkit::linalg::{sgemm, Op};
 use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
 use boltzkit::rbm::exact::{log_partition_with_precision, Precision};
@@ -14,10 +15,38 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::Rng;
 
 fn random_batch(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
+    random_binary(rows, cols, 0.13, seed)
+}
+
+fn random_binary(rows: usize, cols: usize, density: f32, seed: u64) -> Vec<f32> {
     let mut rng = rng_from_seed(seed);
     (0..rows * cols)
-        .map(|_| f32::from(u8::from(rng.random::<f32>() < 0.13)))
+        .map(|_| f32::from(u8::from(rng.random::<f32>() < density)))
         .collect()
+}
+
+/// The sparse 0/1 kernels against the dense GEMM on `V·W` and `Vᵀ·P` (batch 100, 784 × 500)
+/// at several densities of ones (where to switch: `linalg::binary::SPARSE_MAX_DENSITY`).
+fn binary_products(c: &mut Criterion) {
+    let (bt, nv, nh) = (100, 784, 500);
+    let w: Vec<f32> = random_binary(nv, nh, 0.5, 3)
+        .iter()
+        .map(|x| x - 0.5)
+        .collect();
+    let p = random_binary(bt, nh, 0.5, 4);
+    let mut g = c.benchmark_group("rbm_binary");
+    for density in [0.13f32, 0.3, 0.5] {
+        let v = random_binary(bt, nv, density, 1);
+        let mut out = vec![0f32; bt * nh];
+        g.bench_function(format!("V*W_sparse_{density}"), |b| {
+            b.iter(|| binary_matmul(&v, &w, bt, nv, nh, &mut out))
+        });
+        let mut stats = vec![0f32; nv * nh];
+        g.bench_function(format!("Vt*P_sparse_{density}"), |b| {
+            b.iter(|| binary_t_matmul(&v, &p, bt, nv, nh, 1.0, 0.0, &mut stats))
+        });
+    }
+    g.finish();
 }
 
 fn gemm_shapes(c: &mut Criterion) {
@@ -73,5 +102,5 @@ fn hot_paths(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, gemm_shapes, hot_paths);
+criterion_group!(benches, gemm_shapes, binary_products, hot_paths);
 criterion_main!(benches);

@@ -1,20 +1,36 @@
 //! Annealed importance sampling (Neal 2001) of an RBM's log-partition function from a
 //! base-rate visible model (Salakhutdinov & Murray 2008), as used for the large-model
-//! evaluations of Sec. 4 of the S-DCP paper.
+//! evaluations of Sec. 4 of the S-DCP paper, forward and reverse.
 //!
 //! The intermediate unnormalized marginals, for `0 = β_0 < … < β_K = 1`, are
 //! `ln p*_k(v) = (1 − β_k) b_Aᵀv + β_k bᵀv + Σ_j softplus(β_k (c_j + vᵀW_{:,j}))`, so that
-//! `Z_0 = 2^{n_hidden} Π_i (1 + e^{b_A,i})` and `Z_K = Z`. Each chain starts with an exact
-//! draw from the base model and moves by one block-Gibbs step at each `β_k`; its log-weight is
-//! `Σ_k [ln p*_k(v_{k−1}) − ln p*_{k−1}(v_{k−1})]`. Chain `i` draws from
-//! `derive_rng(seed, i)`, GEMMs are split by shape only and elementwise work runs in fixed
-//! blocks of chains, so the estimate is the same bits for any thread count.
+//! `Z_0 = 2^{n_hidden} Π_i (1 + e^{b_A,i})` and `Z_K = Z`.
+//!
+//! - Forward ([`ais_log_partition`]): each chain starts with an exact draw from the base model
+//!   and moves by one block-Gibbs step at each `β_k`; its log-weight
+//!   `Σ_k [ln p*_k(v_{k−1}) − ln p*_{k−1}(v_{k−1})]` has `E[w] = Z / Z_0`. By Jensen's
+//!   inequality `ln Ẑ` underestimates `ln Z` on average, so the log-likelihood it gives is
+//!   optimistic.
+//! - Reverse ([`reverse_ais_log_partition`], the reverse annealing of RAISE, Burda et al.
+//!   2015, with the weights as corrected by Upadhya & Sastry 2015, Eq. 10): the same steps
+//!   walked from `β_K = 1` down to `β_0 = 0`, starting at given visible states; its
+//!   log-weight `Σ_k [ln p*_{k−1}(v_k) − ln p*_k(v_k)]` (a Gibbs step at `β_{k−1}` after each
+//!   term) has `E[w] = Z_0 / Z` when the starts are exact samples of the RBM, so
+//!   `ln Ẑ = ln Z_0 − ln mean(w)` overestimates `ln Z` on average and the log-likelihood it
+//!   gives is conservative. Started "from the data side" (at data rows, as RAISE and PyDeep
+//!   do), the starts only approximate model samples: the two estimates then bracket the
+//!   truth only approximately, and their gap shows how far either can be trusted.
+//!
+//! Chain `i` draws from `derive_rng(seed, i)`; products are split by shape or computed per
+//! chain, and elementwise work runs in fixed blocks of chains, so an estimate is the same bits
+//! for any thread count. Products with the 0/1 states use the sparse kernels of
+//! [`linalg::binary`] when few units are on.
 
 use super::gibbs::sample_bernoulli;
 use super::model::Rbm;
 use crate::error::{Error, Result};
-use crate::linalg::{self, softplus_f64, Op};
-use crate::rng::derive_rng;
+use crate::linalg::{self, binary, softplus_f64, Op};
+use crate::rng::{derive_rng, BkRng};
 use rayon::prelude::*;
 
 /// Chains per parallel task of the elementwise work (the GEMMs are split by
@@ -58,13 +74,15 @@ impl AisSchedule {
 /// The result of an AIS run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AisEstimate {
-    /// `ln Ẑ = ln Z_0 + ln mean(w)`.
+    /// `ln Ẑ = ln Z_0 + ln mean(w)` (forward) or `ln Z_0 − ln mean(w)` (reverse).
     pub log_z: f64,
     /// Standard error of `ln Ẑ` by the delta method: `sd(w) / (√M · mean(w))`.
     pub std_err: f64,
-    /// `ln(mean(w) − 3·se(w)) + ln Z_0` (`−∞` when the interval reaches 0).
+    /// Lower end of `ln Ẑ` over `mean(w) ± 3·se(w)` (forward: `−∞` when the interval
+    /// reaches 0).
     pub log_z_lower: f64,
-    /// `ln(mean(w) + 3·se(w)) + ln Z_0`.
+    /// Upper end of `ln Ẑ` over `mean(w) ± 3·se(w)` (reverse: `+∞` when the interval reaches
+    /// 0).
     pub log_z_upper: f64,
     /// The log-weight of every chain.
     pub log_weights: Vec<f64>,
@@ -91,25 +109,92 @@ pub fn ais_log_partition(
     n_chains: usize,
     seed: u64,
 ) -> Result<AisEstimate> {
-    let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+    let nv = rbm.n_visible();
     super::model::check_len("ais_log_partition", "base_b", base_b.len(), nv)?;
     if n_chains == 0 {
         return Err(Error::param("chains", "AIS needs at least one chain"));
     }
-    let betas = schedule.betas();
     let base_prob: Vec<f32> = base_b.iter().map(|&b| linalg::fast_sigmoid(b)).collect();
+    let mut rngs: Vec<_> = (0..n_chains).map(|i| derive_rng(seed, i as u64)).collect();
+    let mut v = vec![0f32; n_chains * nv];
+    for (row, rng) in v.chunks_exact_mut(nv).zip(rngs.iter_mut()) {
+        sample_bernoulli(&base_prob, row, rng);
+    }
+    let log_weights = anneal(rbm, base_b, schedule.betas(), v, rngs)?;
+    summarize(log_weights, base_log_partition(rbm, base_b), 1.0)
+}
+
+/// Reverse AIS (see the module docs): `ln Z` of `rbm` from chains started at the visible
+/// states `start` (`n_chains × n_visible`, 0/1; exact model samples for a conservative
+/// estimate, or data rows "from the data side"), annealed from `β = 1` down to the base-rate
+/// model with visible biases `base_b`.
+///
+/// ```
+/// use boltzkit::rbm::ais::{reverse_ais_log_partition, AisSchedule};
+/// use boltzkit::rbm::{exact, Rbm};
+/// use boltzkit::rng::rng_from_seed;
+/// let rbm = Rbm::random(12, 4, 0.3, &mut rng_from_seed(1))?;
+/// let start: Vec<f32> = exact::sample(&rbm, 64, &mut rng_from_seed(2))?;
+/// let est = reverse_ais_log_partition(&rbm, &vec![0.0; 12], &AisSchedule::linear(200)?, &start, 5)?;
+/// assert!((est.log_z - exact::log_partition(&rbm)?).abs() < 0.05);
+/// # Ok::<(), boltzkit::Error>(())
+/// ```
+pub fn reverse_ais_log_partition(
+    rbm: &Rbm,
+    base_b: &[f32],
+    schedule: &AisSchedule,
+    start: &[f32],
+    seed: u64,
+) -> Result<AisEstimate> {
+    let nv = rbm.n_visible();
+    super::model::check_len("reverse_ais_log_partition", "base_b", base_b.len(), nv)?;
+    let n_chains = rbm.batch_rows("reverse_ais_log_partition", start, nv)?;
+    if n_chains == 0 {
+        return Err(Error::param(
+            "chains",
+            "reverse AIS needs at least one start state",
+        ));
+    }
+    if linalg::binary::binary_density(start).is_none() {
+        return Err(Error::InvalidData(
+            "reverse AIS start states must be 0/1".into(),
+        ));
+    }
+    let rngs: Vec<_> = (0..n_chains).map(|i| derive_rng(seed, i as u64)).collect();
+    let betas: Vec<f64> = schedule.betas().iter().rev().copied().collect();
+    let log_weights = anneal(rbm, base_b, &betas, start.to_vec(), rngs)?;
+    summarize(log_weights, base_log_partition(rbm, base_b), -1.0)
+}
+
+/// `ln Z_0 = n_hidden ln 2 + Σ_i softplus(b_A,i)` of the base-rate model.
+fn base_log_partition(rbm: &Rbm, base_b: &[f32]) -> f64 {
+    rbm.n_hidden() as f64 * std::f64::consts::LN_2
+        + base_b
+            .iter()
+            .map(|&a| softplus_f64(f64::from(a)))
+            .sum::<f64>()
+}
+
+/// Walks the chains `v` (`n_chains × n_visible`) along `betas` (either direction): at each
+/// step the log-weight gains `ln p*_{β'}(v) − ln p*_β(v)` for the step from `β` to `β'`, then
+/// one Gibbs step at `β'` moves `v`. Returns the log-weights.
+fn anneal(
+    rbm: &Rbm,
+    base_b: &[f32],
+    betas: &[f64],
+    mut v: Vec<f32>,
+    mut rngs: Vec<BkRng>,
+) -> Result<Vec<f64>> {
+    let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+    let m = rngs.len();
     let db: Vec<f64> = rbm
         .b()
         .iter()
         .zip(base_b)
         .map(|(&b, &a)| f64::from(b) - f64::from(a))
         .collect();
-    let m = n_chains;
-    let mut rngs: Vec<_> = (0..m).map(|i| derive_rng(seed, i as u64)).collect();
-    let mut v = vec![0f32; m * nv];
-    for (row, rng) in v.chunks_exact_mut(nv).zip(rngs.iter_mut()) {
-        sample_bernoulli(&base_prob, row, rng);
-    }
+    // Wᵀ (n_hidden × n_visible) for the sparse visible input of 0/1 hidden states
+    let wt = binary::transpose(rbm.w(), nv, nh);
     let mut x = vec![0f32; m * nh];
     let mut h = vec![0f32; m * nh];
     let mut pv = vec![0f32; m * nv];
@@ -117,10 +202,9 @@ pub fn ais_log_partition(
     for k in 1..betas.len() {
         let (b0, b1) = (betas[k - 1], betas[k]);
         let bf = b1 as f32;
-        // x = V·W + c for all chains (parallel GEMM, split by shape only)
-        linalg::sgemm_par(Op::N, Op::N, m, nh, nv, 1.0, &v, rbm.w(), 0.0, &mut x);
-        linalg::add_row_bias(&mut x, rbm.c());
-        // weight update ln p*_k(v) − ln p*_{k−1}(v), then h ~ σ(β_k x), per block of chains
+        // x = V·W + c for all chains (sparse when few visible units are on)
+        rbm.hidden_input(&v, &mut x)?;
+        // weight update ln p*_{b1}(v) − ln p*_{b0}(v), then h ~ σ(b1 x), per block of chains
         v.par_chunks(AIS_BLOCK * nv)
             .zip(x.par_chunks_mut(AIS_BLOCK * nh))
             .zip(h.par_chunks_mut(AIS_BLOCK * nh))
@@ -134,22 +218,24 @@ pub fn ais_log_partition(
                     .zip(rngs.iter_mut())
                     .zip(lw.iter_mut())
                 {
-                    let lin: f64 = vr.iter().zip(&db).map(|(&vi, &d)| f64::from(vi) * d).sum();
-                    let sp: f64 = xr
+                    let lin: f64 = vr
                         .iter()
-                        .map(|&a| {
-                            let a = f64::from(a);
-                            softplus_f64(b1 * a) - softplus_f64(b0 * a)
-                        })
+                        .zip(&db)
+                        .filter(|(&vi, _)| vi != 0.0)
+                        .map(|(_, &d)| d)
                         .sum();
-                    *l += (b1 - b0) * lin + sp;
+                    *l += (b1 - b0) * lin + linalg::softplus_scaled_diff_sum(xr, b0, b1);
                     xr.iter_mut().for_each(|a| *a *= bf);
                     linalg::sigmoid_inplace(xr);
                     sample_bernoulli(xr, hr, rng);
                 }
             });
         // v ~ σ((1 − β) b_A + β (b + W h))
-        linalg::sgemm_par(Op::N, Op::T, m, nv, nh, bf, &h, rbm.w(), 0.0, &mut pv);
+        if binary::sparse_binary(&h).is_some() {
+            binary::binary_matmul(&h, &wt, m, nh, nv, &mut pv);
+        } else {
+            linalg::sgemm_par(Op::N, Op::T, m, nv, nh, 1.0, &h, rbm.w(), 0.0, &mut pv);
+        }
         pv.par_chunks_mut(AIS_BLOCK * nv)
             .zip(v.par_chunks_mut(AIS_BLOCK * nv))
             .zip(rngs.par_chunks_mut(AIS_BLOCK))
@@ -160,23 +246,19 @@ pub fn ais_log_partition(
                     .zip(rngs.iter_mut())
                 {
                     for ((p, &b), &a) in pr.iter_mut().zip(rbm.b()).zip(base_b) {
-                        *p += (1.0 - bf) * a + bf * b;
+                        *p = bf * (*p + b) + (1.0 - bf) * a;
                     }
                     linalg::sigmoid_inplace(pr);
                     sample_bernoulli(pr, vr, rng);
                 }
             });
     }
-    let log_z0 = nh as f64 * std::f64::consts::LN_2
-        + base_b
-            .iter()
-            .map(|&a| softplus_f64(f64::from(a)))
-            .sum::<f64>();
-    summarize(log_weights, log_z0)
+    Ok(log_weights)
 }
 
-/// `ln Ẑ`, its delta-method standard error and the ±3σ interval from log-weights.
-fn summarize(log_weights: Vec<f64>, log_z0: f64) -> Result<AisEstimate> {
+/// `ln Ẑ = ln Z_0 + sign · ln mean(w)` (`sign = 1` forward, `−1` reverse), its delta-method
+/// standard error and the ±3σ interval from log-weights.
+fn summarize(log_weights: Vec<f64>, log_z0: f64, sign: f64) -> Result<AisEstimate> {
     let mx = log_weights
         .iter()
         .cloned()
@@ -196,17 +278,25 @@ fn summarize(log_weights: Vec<f64>, log_z0: f64) -> Result<AisEstimate> {
         0.0
     };
     let se = (var / m).sqrt();
-    let log_z = log_z0 + mx + mean.ln();
-    let lower = mean - 3.0 * se;
-    Ok(AisEstimate {
-        log_z,
-        std_err: se / mean,
-        log_z_lower: if lower > 0.0 {
-            log_z0 + mx + lower.ln()
+    // ln of mean(w) and of its ±3σ bounds, in the log-weights' scale
+    let ln_at = |x: f64| {
+        if x > 0.0 {
+            mx + x.ln()
         } else {
             f64::NEG_INFINITY
-        },
-        log_z_upper: log_z0 + mx + (mean + 3.0 * se).ln(),
+        }
+    };
+    let (lo, mid, hi) = (ln_at(mean - 3.0 * se), ln_at(mean), ln_at(mean + 3.0 * se));
+    let (log_z_lower, log_z_upper) = if sign > 0.0 {
+        (log_z0 + lo, log_z0 + hi)
+    } else {
+        (log_z0 - hi, log_z0 - lo)
+    };
+    Ok(AisEstimate {
+        log_z: log_z0 + sign * mid,
+        std_err: se / mean,
+        log_z_lower,
+        log_z_upper,
         log_weights,
     })
 }
@@ -275,5 +365,86 @@ mod tests {
         );
         assert!(est.log_z_lower <= exact + 1e-3 && exact - 1e-3 <= est.log_z_upper);
         assert_eq!(est, run(1));
+    }
+
+    /// Reverse AIS from exact model samples agrees with the exact `ln Z` on a 64 × 16 RBM,
+    /// and is the same bits for 1 and 2 threads.
+    #[test]
+    fn reverse_agrees_with_exact_log_z_64x16() {
+        let rbm = Rbm::random(64, 16, 0.15, &mut rng_from_seed(7)).unwrap();
+        let exact = exact::log_partition(&rbm).unwrap();
+        let start = exact::sample(&rbm, 100, &mut rng_from_seed(8)).unwrap();
+        let schedule = AisSchedule::linear(1000).unwrap();
+        let base = vec![0.0f32; 64];
+        let run = |t: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap();
+            pool.install(|| reverse_ais_log_partition(&rbm, &base, &schedule, &start, 3).unwrap())
+        };
+        let est = run(2);
+        assert!(
+            (est.log_z - exact).abs() < 3.0 * est.std_err.max(1e-3),
+            "reverse AIS {} ± {} vs exact {exact}",
+            est.log_z,
+            est.std_err
+        );
+        assert!(est.log_z_lower <= exact + 1e-3 && exact - 1e-3 <= est.log_z_upper);
+        assert_eq!(est, run(1));
+    }
+
+    /// The sides theory predicts, with a schedule short enough to make both biases large:
+    /// forward AIS underestimates `ln Z` on average, reverse AIS from exact samples
+    /// overestimates it (each `E[w]` is exact, so Jensen's inequality puts `E[ln ŵ]` below
+    /// the log of the ratio it estimates).
+    #[test]
+    fn forward_under_reverse_over_on_average() {
+        let rbm = Rbm::random(24, 8, 0.9, &mut rng_from_seed(21)).unwrap();
+        let exact = exact::log_partition(&rbm).unwrap();
+        let schedule = AisSchedule::linear(10).unwrap();
+        let base = vec![0.0f32; 24];
+        let (runs, chains) = (40, 8);
+        let mut fwd = Vec::new();
+        let mut rev = Vec::new();
+        for r in 0..runs {
+            fwd.push(
+                ais_log_partition(&rbm, &base, &schedule, chains, r)
+                    .unwrap()
+                    .log_z,
+            );
+            let start = exact::sample(&rbm, chains, &mut rng_from_seed(1000 + r)).unwrap();
+            rev.push(
+                reverse_ais_log_partition(&rbm, &base, &schedule, &start, r)
+                    .unwrap()
+                    .log_z,
+            );
+        }
+        let mean_sem = |x: &[f64]| {
+            let n = x.len() as f64;
+            let m = x.iter().sum::<f64>() / n;
+            let v = x.iter().map(|a| (a - m).powi(2)).sum::<f64>() / (n - 1.0);
+            (m, (v / n).sqrt())
+        };
+        let (mf, sf) = mean_sem(&fwd);
+        let (mr, sr) = mean_sem(&rev);
+        assert!(
+            mf + 2.0 * sf < exact,
+            "forward {mf} ± {sf} vs exact {exact}"
+        );
+        assert!(
+            mr - 2.0 * sr > exact,
+            "reverse {mr} ± {sr} vs exact {exact}"
+        );
+    }
+
+    #[test]
+    fn reverse_rejects_bad_starts() {
+        let rbm = Rbm::random(4, 2, 0.5, &mut rng_from_seed(1)).unwrap();
+        let s = AisSchedule::linear(5).unwrap();
+        let base = [0.0f32; 4];
+        assert!(reverse_ais_log_partition(&rbm, &base, &s, &[0.0, 1.0, 0.5, 1.0], 1).is_err());
+        assert!(reverse_ais_log_partition(&rbm, &base, &s, &[0.0, 1.0, 1.0], 1).is_err());
+        assert!(reverse_ais_log_partition(&rbm, &base, &s, &[], 1).is_err());
     }
 }

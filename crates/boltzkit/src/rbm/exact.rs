@@ -376,6 +376,63 @@ pub fn average_log_likelihood(rbm: &Rbm, data: &Dataset) -> Result<f64> {
     Ok(nf.iter().sum::<f64>() / nf.len() as f64 - log_z)
 }
 
+/// Largest enumerated layer for [`sample`]: `2^20` states are tabulated.
+pub const MAX_SAMPLE_UNITS: usize = 20;
+
+/// `n` exact, independent draws of the visible layer (`n × n_visible`, 0/1 as `f32`): the
+/// smaller layer's marginal is tabulated by enumeration (at most [`MAX_SAMPLE_UNITS`] units),
+/// a state is drawn from it by inverse CDF, and when that layer is the hidden one, `v` is
+/// then drawn from `p(v | h)`. Reference sampler for tests (e.g. the side on which reverse
+/// AIS errs) and for tiny models.
+pub fn sample<R: rand::Rng + ?Sized>(rbm: &Rbm, n: usize, rng: &mut R) -> Result<Vec<f32>> {
+    let layout = Layout::new(rbm)?;
+    if layout.m > MAX_SAMPLE_UNITS {
+        return Err(Error::TooLarge {
+            what: "exact RBM sampling".into(),
+            needed: format!("2^{} states", layout.m),
+            limit: format!("2^{MAX_SAMPLE_UNITS}"),
+        });
+    }
+    let mut log_w = vec![0f64; 1 << layout.m];
+    let mut blocks: Vec<Vec<(u64, f64)>> = Vec::new();
+    layout.for_each_state(
+        default_top_bits(layout.m),
+        Vec::new,
+        |acc: &mut Vec<(u64, f64)>, s, lin, x| acc.push((s, Layout::log_weight(lin, x))),
+        |b| blocks.push(b),
+    );
+    for (s, lw) in blocks.into_iter().flatten() {
+        log_w[s as usize] = lw;
+    }
+    let mx = log_w.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let mut cdf = Vec::with_capacity(log_w.len());
+    let mut total = 0.0;
+    for &lw in &log_w {
+        total += (lw - mx).exp();
+        cdf.push(total);
+    }
+    let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+    let mut out = vec![0f32; n * nv];
+    let mut h = vec![0f32; nh];
+    let mut pv = vec![0f32; nv];
+    for row in out.chunks_exact_mut(nv) {
+        let u: f64 = rng.random::<f64>() * total;
+        let s = cdf.partition_point(|&c| c <= u).min(cdf.len() - 1);
+        if layout.hidden_enumerated {
+            h.iter_mut()
+                .enumerate()
+                .for_each(|(j, x)| *x = ((s >> j) & 1) as f32);
+            rbm.visible_probs(&h, &mut pv)?;
+            super::gibbs::sample_bernoulli(&pv, row, rng);
+        } else {
+            row.iter_mut()
+                .enumerate()
+                .for_each(|(i, x)| *x = ((s >> i) & 1) as f32);
+        }
+    }
+    Ok(out)
+}
+
 /// Model expectations `(⟨v_i h_j⟩, ⟨v⟩, ⟨h⟩)` under the RBM, by the same enumeration.
 struct Moments {
     vh: Vec<f64>,
@@ -676,6 +733,37 @@ mod tests {
             prec(&rbm, Precision::Fast).to_bits(),
             prec(&rbm, Precision::F64).to_bits()
         );
+    }
+
+    /// Exact draws match the exact visible marginal (both enumeration sides).
+    #[test]
+    fn exact_sampling_matches_marginal() {
+        use crate::data::synth::chi_square;
+        for (nv, nh) in [(4, 6), (5, 3)] {
+            let rbm = Rbm::random(nv, nh, 1.0, &mut rng_from_seed(5)).unwrap();
+            let log_z = log_partition(&rbm).unwrap();
+            let n = 40_000;
+            let draws = sample(&rbm, n, &mut rng_from_seed(6)).unwrap();
+            let mut counts = vec![0usize; 1 << nv];
+            for row in draws.chunks_exact(nv) {
+                let s: usize = row
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &x)| (x as usize) << i)
+                    .sum();
+                counts[s] += 1;
+            }
+            let probs: Vec<f64> = (0..1usize << nv)
+                .map(|s| {
+                    let v: Vec<u8> = (0..nv).map(|i| ((s >> i) & 1) as u8).collect();
+                    (-rbm.free_energy(&v).unwrap() - log_z).exp()
+                })
+                .collect();
+            let (stat, df) = chi_square(&counts, &probs);
+            // mean df, sd sqrt(2 df): five standard deviations above the mean
+            let limit = df as f64 + 5.0 * (2.0 * df as f64).sqrt();
+            assert!(stat < limit, "{nv}×{nh}: chi2 {stat} df {df}");
+        }
     }
 
     #[test]
