@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench -p boltzkit --bench rbm`. GEMM throughput is reported in FLOP/s.
 
-use boltzkit::linalg::binary::{binary_matmul, binary_t_matmul};
+use boltzkit::linalg::binary::{sum_selected, IndexLists, Packed};
 use boltzkit::linalg::{sgemm, Op};
 use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
 use boltzkit::rbm::exact::{log_partition_with_precision, Precision};
@@ -25,8 +25,9 @@ fn random_binary(rows: usize, cols: usize, density: f32, seed: u64) -> Vec<f32> 
         .collect()
 }
 
-/// The sparse 0/1 kernels against the dense GEMM on `V·W` and `Vᵀ·P` (batch 100, 784 × 500)
-/// at several densities of ones (where to switch: `linalg::binary::SPARSE_MAX_DENSITY`).
+/// The sparse 0/1 products (index lists + packed strips, the packing included) on `V·W` and
+/// `Vᵀ·P` (batch 100, 784 × 500) at several densities of ones (where to switch:
+/// `linalg::binary::SPARSE_MAX_DENSITY`; the dense GEMM is `rbm_gemm`).
 fn binary_products(c: &mut Criterion) {
     let (bt, nv, nh) = (100, 784, 500);
     let w: Vec<f32> = random_binary(nv, nh, 0.5, 3)
@@ -35,15 +36,24 @@ fn binary_products(c: &mut Criterion) {
         .collect();
     let p = random_binary(bt, nh, 0.5, 4);
     let mut g = c.benchmark_group("rbm_binary");
+    let (mut lists, mut packed) = (IndexLists::default(), Packed::default());
     for density in [0.13f32, 0.3, 0.5] {
         let v = random_binary(bt, nv, density, 1);
         let mut out = vec![0f32; bt * nh];
+        packed.pack(&w, nv, nh);
         g.bench_function(format!("V*W_sparse_{density}"), |b| {
-            b.iter(|| binary_matmul(&v, &w, bt, nv, nh, &mut out))
+            b.iter(|| {
+                lists.rows_of(&v, nv, 1.0).unwrap();
+                sum_selected(&lists, &packed, &mut out)
+            })
         });
         let mut stats = vec![0f32; nv * nh];
         g.bench_function(format!("Vt*P_sparse_{density}"), |b| {
-            b.iter(|| binary_t_matmul(&v, &p, bt, nv, nh, 1.0, 0.0, &mut stats))
+            b.iter(|| {
+                lists.columns_of(&[&v], nv, 1.0).unwrap();
+                packed.pack(&p, bt, nh);
+                sum_selected(&lists, &packed, &mut stats)
+            })
         });
     }
     g.finish();

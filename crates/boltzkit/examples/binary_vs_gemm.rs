@@ -1,8 +1,8 @@
-//! Minimum-of-N timings of the sparse 0/1 kernels against the dense GEMM on one thread, run
-//! alternately so a busy machine slows both alike: `cargo run --release -p boltzkit --example
-//! binary_vs_gemm`.
+//! Minimum-of-N timings of the sparse 0/1 products against the dense GEMM on one thread, run
+//! alternately so a busy machine slows both alike; sets `linalg::binary::SPARSE_MAX_DENSITY`.
+//! `cargo run --release -p boltzkit --example binary_vs_gemm`.
 
-use boltzkit::linalg::binary::{binary_matmul, binary_t_matmul};
+use boltzkit::linalg::binary::{sum_selected, IndexLists, Packed};
 use boltzkit::linalg::{sgemm, Op};
 use boltzkit::rng::rng_from_seed;
 use rand::Rng;
@@ -36,21 +36,70 @@ fn main() {
         .map(|x| x - 0.5)
         .collect();
     let p = random_binary(bt * nh, 0.5, 4);
+    let (mut lists, mut packed_w, mut packed_wt, mut packed_p) = (
+        IndexLists::default(),
+        Packed::default(),
+        Packed::default(),
+        Packed::default(),
+    );
     pool.install(|| {
-        for density in [0.05f32, 0.13, 0.2, 0.3, 0.5] {
+        // packing W (per update in training) and Wᵀ, timed once
+        let pack_w = min_time(20, || packed_w.pack(&w, nv, nh));
+        let pack_wt = min_time(20, || packed_wt.pack_transposed(&w, nv, nh));
+        println!(
+            "pack W {:.0} µs, pack Wᵀ {:.0} µs",
+            pack_w * 1e6,
+            pack_wt * 1e6
+        );
+        for density in [0.05f32, 0.13, 0.2, 0.3, 0.4, 0.5] {
             let v = random_binary(bt * nv, density, 1);
+            let h = random_binary(bt * nh, density, 2);
             let mut out = vec![0f32; bt * nh];
+            let mut outv = vec![0f32; bt * nv];
             let mut stats = vec![0f32; nv * nh];
-            let (mut dense_f, mut sparse_f, mut dense_s, mut sparse_s) = (1e9f64, 1e9f64, 1e9f64, 1e9f64);
-            for _ in 0..20 {
-                dense_f = dense_f.min(min_time(3, || sgemm(Op::N, Op::N, bt, nh, nv, 1.0, &v, &w, 0.0, &mut out)));
-                sparse_f = sparse_f.min(min_time(3, || binary_matmul(&v, &w, bt, nv, nh, &mut out)));
-                dense_s = dense_s.min(min_time(3, || sgemm(Op::T, Op::N, nv, nh, bt, 1.0, &v, &p, 0.0, &mut stats)));
-                sparse_s = sparse_s.min(min_time(3, || binary_t_matmul(&v, &p, bt, nv, nh, 1.0, 0.0, &mut stats)));
+            let mut t = [f64::INFINITY; 6];
+            for _ in 0..10 {
+                let runs = [
+                    min_time(3, || {
+                        sgemm(Op::N, Op::N, bt, nh, nv, 1.0, &v, &w, 0.0, &mut out)
+                    }),
+                    min_time(3, || {
+                        lists.rows_of(&v, nv, 1.0).unwrap();
+                        sum_selected(&lists, &packed_w, &mut out)
+                    }),
+                    min_time(3, || {
+                        sgemm(Op::N, Op::T, bt, nv, nh, 1.0, &h, &w, 0.0, &mut outv)
+                    }),
+                    min_time(3, || {
+                        lists.rows_of(&h, nh, 1.0).unwrap();
+                        sum_selected(&lists, &packed_wt, &mut outv)
+                    }),
+                    min_time(3, || {
+                        sgemm(Op::T, Op::N, nv, nh, bt, 1.0, &v, &p, 0.0, &mut stats)
+                    }),
+                    min_time(3, || {
+                        lists.columns_of(&[&v], nv, 1.0).unwrap();
+                        packed_p.pack(&p, bt, nh);
+                        sum_selected(&lists, &packed_p, &mut stats)
+                    }),
+                ];
+                for (ti, r) in t.iter_mut().zip(runs) {
+                    *ti = ti.min(r);
+                }
             }
+            let us = |x: f64| x * 1e6;
             println!(
-                "density {density:.2}: V·W dense {:.0} µs sparse {:.0} µs ({:.1}x) | Vᵀ·P dense {:.0} µs sparse {:.0} µs ({:.1}x)",
-                dense_f * 1e6, sparse_f * 1e6, dense_f / sparse_f, dense_s * 1e6, sparse_s * 1e6, dense_s / sparse_s
+                "density {density:.2}: V·W dense {:.0} sparse {:.0} µs ({:.1}x) | H·Wᵀ dense {:.0} \
+                 sparse {:.0} µs ({:.1}x) | Vᵀ·P dense {:.0} sparse {:.0} µs ({:.1}x)",
+                us(t[0]),
+                us(t[1]),
+                t[0] / t[1],
+                us(t[2]),
+                us(t[3]),
+                t[2] / t[3],
+                us(t[4]),
+                us(t[5]),
+                t[4] / t[5]
             );
         }
     });

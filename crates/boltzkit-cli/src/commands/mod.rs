@@ -7,6 +7,7 @@
 //! [`crate::args::CommonArgs`], call `common.init()` for the seed and end with a
 //! [`crate::report::Summary`].
 
+pub mod bench;
 pub mod demo;
 pub mod fsll;
 pub mod fvbm;
@@ -67,6 +68,15 @@ pub enum Command {
                       recorded seeds.\n\nExample:\n  boltzkit repro fsll -o fsll-table1.json"
     )]
     Repro(repro::ReproArgs),
+
+    /// Time the hot paths on real shapes (the boltzkit side of BENCHMARKS.md's comparisons)
+    #[command(
+        long_about = "Time the library's hot paths on real shapes: RBM training epochs, AIS, \
+                      exact ln Z. Each verb repeats its work and reports the minimum and the \
+                      median wall time.\n\nExample:\n  boltzkit bench exact-logz --visible 784 \
+                      --hidden 25"
+    )]
+    Bench(bench::BenchArgs),
 }
 
 impl Command {
@@ -79,6 +89,7 @@ impl Command {
             Command::Fvbm(args) => args.run(),
             Command::Rbm(args) => args.run(),
             Command::Repro(args) => args.run(),
+            Command::Bench(args) => args.run(),
         }
     }
 }

@@ -96,13 +96,13 @@ enum MethodArg {
 
 /// `--binarize`: none, threshold:T or stochastic.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum BinarizeArg {
+pub(crate) enum BinarizeArg {
     None,
     Threshold(f64),
     Stochastic,
 }
 
-fn parse_binarize(s: &str) -> Result<BinarizeArg, String> {
+pub(crate) fn parse_binarize(s: &str) -> Result<BinarizeArg, String> {
     match s {
         "none" => Ok(BinarizeArg::None),
         "stochastic" => Ok(BinarizeArg::Stochastic),
@@ -115,6 +115,17 @@ fn parse_binarize(s: &str) -> Result<BinarizeArg, String> {
                 .ok_or_else(|| format!("`{t}` is not a finite number")),
             None => Err("expected none, threshold:T or stochastic".into()),
         },
+    }
+}
+
+impl BinarizeArg {
+    /// The reader's binarization; `seed` seeds the stochastic one.
+    pub(crate) fn resolve(self, seed: u64) -> Binarize {
+        match self {
+            BinarizeArg::None => Binarize::None,
+            BinarizeArg::Threshold(t) => Binarize::Threshold(t),
+            BinarizeArg::Stochastic => Binarize::Stochastic { seed },
+        }
     }
 }
 
@@ -224,7 +235,7 @@ impl RbmArgs {
 }
 
 /// Reads a data file of 0/1 values (after the binarization, if any).
-fn load_binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dataset> {
+pub(crate) fn load_binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dataset> {
     let opts = ReadOptions::default().with_binarize(binarize);
     let data = read_dataset(path, &opts)?;
     if let Some(j) = data.cardinalities().iter().position(|&k| k != 2) {
@@ -310,14 +321,7 @@ impl FitArgs {
         };
         params.check()?;
 
-        let binarize = match self.binarize {
-            BinarizeArg::None => Binarize::None,
-            BinarizeArg::Threshold(t) => Binarize::Threshold(t),
-            BinarizeArg::Stochastic => Binarize::Stochastic {
-                seed: derive_seed(seed, 2),
-            },
-        };
-        let data = load_binary(&self.data, binarize)?;
+        let data = load_binary(&self.data, self.binarize.resolve(derive_seed(seed, 2)))?;
         let rbm = match &self.model {
             Some(path) => {
                 let rbm = load_rbm(path)?.rbm;

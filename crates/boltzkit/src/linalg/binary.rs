@@ -1,19 +1,458 @@
 //! Products with a 0/1 matrix, computed as sums of selected rows instead of multiply-adds.
 //!
 //! RBM states are binary and usually sparse (binarized MNIST: about 13% ones), so `V·W` costs
-//! `(ones of V) × n` additions instead of `rows × k × n` multiply-adds; the model's callers
-//! switch to these kernels when the density is below [`SPARSE_MAX_DENSITY`] (measured on the
-//! RBM shapes, see BENCHMARKS.md). Each output element sums its terms in increasing index
-//! order on one thread, so results do not depend on the thread count.
+//! `(ones of V) × n` additions instead of `rows × k × n` multiply-adds. The right-hand matrix
+//! is [`Packed`] in strips of [`LANES`] columns, each strip one contiguous `k × LANES` block
+//! (784 × 8 floats = 25 KB for an MNIST RBM: it stays in L1 while every output row sums its
+//! selected rows of the strip). [`IndexLists`] holds the ones of the 0/1 matrix, by row (for
+//! `A·B`) or by column (for `Aᵀ·P`); [`sum_selected`] does the sums.
+//!
+//! Callers switch to these kernels when the density of ones is at most
+//! [`SPARSE_MAX_DENSITY`] (measured on the RBM shapes, see BENCHMARKS.md). Every output
+//! element sums its terms in a fixed order on one thread, so results do not depend on the
+//! thread count.
 
 use rayon::prelude::*;
 
 /// Above this fraction of ones the dense GEMM is faster than summing rows.
 pub const SPARSE_MAX_DENSITY: f64 = 0.3;
 
-/// Output columns per parallel task: a 64-column strip of the right-hand matrix stays in L2
-/// while every output row sums its selected rows of the strip.
-const TILE: usize = 64;
+/// Columns per strip of a [`Packed`] matrix (one AVX register of `f32`).
+pub const LANES: usize = 8;
+
+/// Strips per parallel task of [`sum_selected`].
+const STRIPS_PER_TASK: usize = 8;
+
+/// Lists of indices, one per output row: list `r` is `idx[offsets[r]..offsets[r + 1]]`.
+/// Reused across calls (no allocation once warm).
+#[derive(Debug, Clone, Default)]
+pub struct IndexLists {
+    offsets: Vec<usize>,
+    idx: Vec<u32>,
+    /// One more than the largest index a list may hold (the rows of the matching [`Packed`]).
+    bound: usize,
+    /// [`IndexLists::columns_of`]'s scratch: the ones by row, and the next free slot of
+    /// each column's list.
+    row_offsets: Vec<usize>,
+    by_row: Vec<u32>,
+    next: Vec<usize>,
+}
+
+impl IndexLists {
+    /// Number of lists.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Whether there are no lists.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// List `r`.
+    pub fn get(&self, r: usize) -> &[u32] {
+        &self.idx[self.offsets[r]..self.offsets[r + 1]]
+    }
+
+    /// For each row of the row-major `rows × k` matrix `a`, the columns holding a one. Returns
+    /// the density of ones when every entry is exactly 0 or 1 and the density is at most
+    /// `max_density`; `None` otherwise (the lists are then unspecified). Stops scanning as soon
+    /// as the answer is `None`.
+    pub fn rows_of(&mut self, a: &[f32], k: usize, max_density: f64) -> Option<f64> {
+        let density = scan_rows(&[a], k, max_density, &mut self.offsets, &mut self.idx)?;
+        self.bound = k;
+        Some(density)
+    }
+
+    /// For each column of the matrix that stacks `parts` vertically (each row-major with rows
+    /// of `k`), the stacked rows holding a one, in increasing order. Density rule as
+    /// [`IndexLists::rows_of`].
+    pub fn columns_of(&mut self, parts: &[&[f32]], k: usize, max_density: f64) -> Option<f64> {
+        // the ones by row, then a counting sort of them by column
+        let density = scan_rows(
+            parts,
+            k,
+            max_density,
+            &mut self.row_offsets,
+            &mut self.by_row,
+        )?;
+        let rows = self.row_offsets.len() - 1;
+        self.offsets.clear();
+        self.offsets.resize(k + 1, 0);
+        for &c in &self.by_row {
+            self.offsets[c as usize + 1] += 1;
+        }
+        for i in 0..k {
+            self.offsets[i + 1] += self.offsets[i];
+        }
+        self.idx.clear();
+        self.idx.resize(self.by_row.len(), 0);
+        self.next.clear();
+        self.next.extend_from_slice(&self.offsets[..k]);
+        for (r, w) in self.row_offsets.windows(2).enumerate() {
+            for &c in &self.by_row[w[0]..w[1]] {
+                self.idx[self.next[c as usize]] = r as u32;
+                self.next[c as usize] += 1;
+            }
+        }
+        self.bound = rows;
+        Some(density)
+    }
+}
+
+/// Lists the ones of each row of the matrix stacking `parts` (rows of `k`) into `offsets` /
+/// `idx`; `None` when an entry is neither 0 nor 1 or the ones exceed `max_density` of all
+/// entries (checked per row, so a dense matrix is rejected early).
+fn scan_rows(
+    parts: &[&[f32]],
+    k: usize,
+    max_density: f64,
+    offsets: &mut Vec<usize>,
+    idx: &mut Vec<u32>,
+) -> Option<f64> {
+    offsets.clear();
+    idx.clear();
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    if k == 0 || total == 0 || parts.iter().any(|p| p.len() % k != 0) {
+        return None;
+    }
+    let budget = (max_density * total as f64).floor() as usize;
+    // room for every one within the budget plus one whole row past it
+    idx.reserve(budget + k);
+    offsets.reserve(total / k + 1);
+    offsets.push(0);
+    for part in parts {
+        for row in part.chunks_exact(k) {
+            if !push_ones(row, idx) || idx.len() > budget {
+                return None;
+            }
+            offsets.push(idx.len());
+        }
+    }
+    Some(idx.len() as f64 / total as f64)
+}
+
+/// Appends `i` for every `row[i] == 1` to `idx`, which has room for `row.len()` more entries;
+/// false when an entry is neither 0 nor 1. The AVX2 twin when the CPU has it.
+fn push_ones(row: &[f32], idx: &mut Vec<u32>) -> bool {
+    assert!(idx.capacity() - idx.len() >= row.len());
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is available (checked); the capacity holds a whole row (asserted).
+        return unsafe { push_ones_avx2(row, idx) };
+    }
+    // SAFETY: the capacity holds a whole row (asserted).
+    unsafe { push_ones_with(row, idx, masks8) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn push_ones_avx2(row: &[f32], idx: &mut Vec<u32>) -> bool {
+    push_ones_with(row, idx, |ch| masks8_avx2(ch))
+}
+
+/// [`push_ones`] with a given 8-entry mask function.
+///
+/// # Safety
+/// `idx` has room for `row.len()` more entries.
+#[inline(always)]
+unsafe fn push_ones_with(
+    row: &[f32],
+    idx: &mut Vec<u32>,
+    masks: impl Fn(&[f32]) -> (u32, u32),
+) -> bool {
+    let mut len = idx.len();
+    let out = idx.as_mut_ptr();
+    let mut bad = 0u32;
+    let mut chunks = row.chunks_exact(LANES);
+    let mut at = 0u32;
+    for ch in &mut chunks {
+        let (mut mask, b) = masks(ch);
+        bad |= b;
+        while mask != 0 {
+            // at most `row.len()` entries are written past the old length: within capacity
+            out.add(len).write(at + mask.trailing_zeros());
+            len += 1;
+            mask &= mask - 1;
+        }
+        at += LANES as u32;
+    }
+    for &v in chunks.remainder() {
+        if v != 0.0 {
+            out.add(len).write(at);
+            len += 1;
+        }
+        bad |= u32::from(v != 0.0 && v != 1.0);
+        at += 1;
+    }
+    // the entries up to `len` were written above
+    idx.set_len(len);
+    bad == 0
+}
+
+/// For 8 entries: the bit mask of the nonzero ones, and a nonzero value when any entry is
+/// neither 0 nor 1.
+#[inline(always)]
+fn masks8(ch: &[f32]) -> (u32, u32) {
+    let mut mask = 0u32;
+    let mut bad = 0u32;
+    for (l, &v) in ch.iter().enumerate() {
+        mask |= u32::from(v != 0.0) << l;
+        bad |= u32::from(v != 0.0 && v != 1.0);
+    }
+    (mask, bad)
+}
+
+/// [`masks8`] by two AVX comparisons and two movemasks.
+///
+/// # Safety
+/// The CPU has AVX2; `ch` holds at least 8 floats.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn masks8_avx2(ch: &[f32]) -> (u32, u32) {
+    use std::arch::x86_64::*;
+    debug_assert!(ch.len() >= LANES);
+    let v = _mm256_loadu_ps(ch.as_ptr());
+    let nonzero = _mm256_cmp_ps::<_CMP_NEQ_UQ>(v, _mm256_setzero_ps());
+    let not_one = _mm256_cmp_ps::<_CMP_NEQ_UQ>(v, _mm256_set1_ps(1.0));
+    let bad = _mm256_and_ps(nonzero, not_one);
+    (
+        _mm256_movemask_ps(nonzero) as u32,
+        _mm256_movemask_ps(bad) as u32,
+    )
+}
+
+/// A row-major matrix stored in strips of [`LANES`] columns: strip `s` is a contiguous
+/// `rows × LANES` block holding columns `s·LANES..`, the last strip zero-padded. Reused across
+/// calls (no allocation once warm).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Packed {
+    data: Vec<f32>,
+    rows: usize,
+    cols: usize,
+}
+
+impl Packed {
+    /// Rows of the packed matrix.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns of the packed matrix.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    fn strips(&self) -> usize {
+        self.cols.div_ceil(LANES)
+    }
+
+    fn strip(&self, s: usize) -> &[f32] {
+        &self.data[s * self.rows * LANES..(s + 1) * self.rows * LANES]
+    }
+
+    fn reset(&mut self, rows: usize, cols: usize) {
+        self.rows = rows;
+        self.cols = cols;
+        self.data.clear();
+        self.data.resize(cols.div_ceil(LANES) * rows * LANES, 0.0);
+    }
+
+    /// Packs the row-major `rows × cols` matrix `b`.
+    ///
+    /// # Panics
+    /// When `b` is shorter than `rows × cols`.
+    pub fn pack(&mut self, b: &[f32], rows: usize, cols: usize) {
+        self.pack_stacked(&[(&b[..rows * cols], 1.0)], cols);
+    }
+
+    /// Packs the matrix that stacks `parts` vertically, each `(matrix, scale)` a row-major
+    /// matrix with rows of `cols` multiplied by `scale`.
+    ///
+    /// # Panics
+    /// When a part is not a whole number of rows.
+    pub fn pack_stacked(&mut self, parts: &[(&[f32], f32)], cols: usize) {
+        assert!(cols > 0 && parts.iter().all(|(p, _)| p.len() % cols == 0));
+        let rows = parts.iter().map(|(p, _)| p.len() / cols).sum();
+        self.reset(rows, cols);
+        self.data
+            .par_chunks_mut(rows * LANES)
+            .enumerate()
+            .for_each(|(s, strip)| {
+                let j0 = s * LANES;
+                let width = LANES.min(cols - j0);
+                let mut out = strip.chunks_exact_mut(LANES);
+                for &(part, scale) in parts {
+                    for (row, o) in part.chunks_exact(cols).zip(&mut out) {
+                        for (o, &x) in o.iter_mut().zip(&row[j0..j0 + width]) {
+                            *o = scale * x;
+                        }
+                    }
+                }
+            });
+    }
+
+    /// Packs the transpose of the row-major `rows × cols` matrix `b` (a `cols × rows`
+    /// matrix).
+    ///
+    /// # Panics
+    /// When `b` is shorter than `rows × cols`.
+    pub fn pack_transposed(&mut self, b: &[f32], rows: usize, cols: usize) {
+        assert!(b.len() >= rows * cols);
+        self.reset(cols, rows);
+        if rows == 0 || cols == 0 {
+            return;
+        }
+        self.data
+            .par_chunks_mut(cols * LANES)
+            .enumerate()
+            .for_each(|(s, strip)| {
+                // strip s holds rows s·LANES.. of b as its columns
+                let i0 = s * LANES;
+                for (l, brow) in b[i0 * cols..]
+                    .chunks_exact(cols)
+                    .take(LANES.min(rows - i0))
+                    .enumerate()
+                {
+                    for (j, &x) in brow.iter().enumerate() {
+                        strip[j * LANES + l] = x;
+                    }
+                }
+            });
+    }
+}
+
+/// `out ← Σ_{i ∈ lists[r]} row i of packed` for every list `r`: `out` is row-major
+/// `lists.len() × packed.cols()`. Parallel over groups of strips; each output element sums its
+/// terms in list order in four interleaved partial sums (term `t` goes to sum `t mod 4`, a
+/// remainder of fewer than four to sum 0), added as `(s₀ + s₁) + (s₂ + s₃)`: the same bits for
+/// any thread count, and for the AVX2 kernel and its portable twin.
+///
+/// # Panics
+/// When `out` is too short or the lists index past the packed rows.
+pub fn sum_selected(lists: &IndexLists, packed: &Packed, out: &mut [f32]) {
+    let (m, n) = (lists.len(), packed.cols());
+    assert!(out.len() >= m * n);
+    // lists are built with every index below `bound` (`rows_of`, `columns_of`)
+    assert!(
+        lists.bound <= packed.rows(),
+        "index lists exceed the packed rows"
+    );
+    if m == 0 || n == 0 {
+        return;
+    }
+    let ptr = out.as_mut_ptr() as usize;
+    let strips = packed.strips();
+    (0..strips.div_ceil(STRIPS_PER_TASK))
+        .into_par_iter()
+        .for_each(|t| {
+            let range = t * STRIPS_PER_TASK..strips.min((t + 1) * STRIPS_PER_TASK);
+            // SAFETY: `out` holds `m × n` entries (asserted) and is borrowed mutably for the
+            // whole call; tasks write disjoint column strips; every list index is below the
+            // packed rows (asserted), so every packed read is in bounds.
+            unsafe { sum_strips(lists, packed, ptr as *mut f32, range) };
+        });
+}
+
+/// Runs [`sum_strips_avx2`] when the CPU has AVX2, else [`sum_strips_portable`].
+///
+/// # Safety
+/// As [`sum_strips_portable`].
+unsafe fn sum_strips(
+    lists: &IndexLists,
+    packed: &Packed,
+    out: *mut f32,
+    strips: std::ops::Range<usize>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        return sum_strips_avx2(lists, packed, out, strips);
+    }
+    sum_strips_portable(lists, packed, out, strips)
+}
+
+/// The portable kernel: strips `strips` of every output row.
+///
+/// # Safety
+/// `out` points to a `lists.len() × packed.cols()` row-major matrix nobody else writes in
+/// these strips' columns; every list index is below `packed.rows()`.
+unsafe fn sum_strips_portable(
+    lists: &IndexLists,
+    packed: &Packed,
+    out: *mut f32,
+    strips: std::ops::Range<usize>,
+) {
+    let n = packed.cols();
+    for s in strips {
+        let strip = packed.strip(s);
+        let width = LANES.min(n - s * LANES);
+        for r in 0..lists.len() {
+            let mut acc = [[0f32; LANES]; 4];
+            let idx = lists.get(r);
+            let mut quads = idx.chunks_exact(4);
+            for q in &mut quads {
+                for (a, &i) in acc.iter_mut().zip(q) {
+                    for (x, &y) in a.iter_mut().zip(&strip[i as usize * LANES..][..LANES]) {
+                        *x += y;
+                    }
+                }
+            }
+            for &i in quads.remainder() {
+                for (x, &y) in acc[0].iter_mut().zip(&strip[i as usize * LANES..][..LANES]) {
+                    *x += y;
+                }
+            }
+            let dst = std::slice::from_raw_parts_mut(out.add(r * n + s * LANES), width);
+            for (l, d) in dst.iter_mut().enumerate() {
+                *d = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]);
+            }
+        }
+    }
+}
+
+/// The AVX2 kernel: one strip (L1-resident) per pass over the index lists, four accumulators.
+///
+/// # Safety
+/// As [`sum_strips_portable`], and the CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sum_strips_avx2(
+    lists: &IndexLists,
+    packed: &Packed,
+    out: *mut f32,
+    strips: std::ops::Range<usize>,
+) {
+    use std::arch::x86_64::*;
+    let n = packed.cols();
+    for s in strips {
+        let p = packed.strip(s).as_ptr();
+        let width = LANES.min(n - s * LANES);
+        for r in 0..lists.len() {
+            let idx = lists.get(r);
+            let mut a = [_mm256_setzero_ps(); 4];
+            let mut quads = idx.chunks_exact(4);
+            for q in &mut quads {
+                for (k, acc) in a.iter_mut().enumerate() {
+                    let off = *q.get_unchecked(k) as usize * LANES;
+                    *acc = _mm256_add_ps(*acc, _mm256_loadu_ps(p.add(off)));
+                }
+            }
+            for &i in quads.remainder() {
+                a[0] = _mm256_add_ps(a[0], _mm256_loadu_ps(p.add(i as usize * LANES)));
+            }
+            let sum = _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3]));
+            let dst = out.add(r * n + s * LANES);
+            if width == LANES {
+                _mm256_storeu_ps(dst, sum);
+            } else {
+                let mut tmp = [0f32; LANES];
+                _mm256_storeu_ps(tmp.as_mut_ptr(), sum);
+                std::ptr::copy_nonoverlapping(tmp.as_ptr(), dst, width);
+            }
+        }
+    }
+}
 
 /// The fraction of ones of `x` when every entry is exactly 0 or 1; `None` otherwise (and for
 /// an empty slice).
@@ -22,201 +461,34 @@ pub fn binary_density(x: &[f32]) -> Option<f64> {
         return None;
     }
     let mut ones = 0usize;
+    let mut bad = false;
     for &v in x {
-        if v == 1.0 {
-            ones += 1;
-        } else if v != 0.0 {
-            return None;
-        }
+        ones += usize::from(v == 1.0);
+        bad |= v != 0.0 && v != 1.0;
     }
-    Some(ones as f64 / x.len() as f64)
+    (!bad).then(|| ones as f64 / x.len() as f64)
 }
 
-/// `Some(density)` when `x` is binary with a density at most [`SPARSE_MAX_DENSITY`].
-pub fn sparse_binary(x: &[f32]) -> Option<f64> {
-    binary_density(x).filter(|&d| d <= SPARSE_MAX_DENSITY)
+/// Scratch reused by the sparse products of one thread: index lists and a packed matrix.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// Index lists.
+    pub lists: IndexLists,
+    /// A packed matrix.
+    pub packed: Packed,
 }
 
-/// Compressed lists of indices: list `r` is `idx[offsets[r]..offsets[r + 1]]`.
-struct Lists {
-    offsets: Vec<usize>,
-    idx: Vec<u32>,
+thread_local! {
+    static SCRATCH: std::cell::Cell<Option<Box<Scratch>>> = const { std::cell::Cell::new(None) };
 }
 
-impl Lists {
-    fn get(&self, r: usize) -> &[u32] {
-        &self.idx[self.offsets[r]..self.offsets[r + 1]]
-    }
-
-    /// For each row of the `rows × k` matrix `a`, the columns holding a nonzero.
-    fn by_row(a: &[f32], rows: usize, k: usize) -> Self {
-        let mut offsets = Vec::with_capacity(rows + 1);
-        let mut idx = Vec::new();
-        offsets.push(0);
-        for row in a[..rows * k].chunks_exact(k) {
-            idx.extend(
-                row.iter()
-                    .enumerate()
-                    .filter(|(_, &v)| v != 0.0)
-                    .map(|(i, _)| i as u32),
-            );
-            offsets.push(idx.len());
-        }
-        Lists { offsets, idx }
-    }
-
-    /// For each column of the `rows × k` matrix `a`, the rows holding a nonzero (in order).
-    fn by_column(a: &[f32], rows: usize, k: usize) -> Self {
-        let mut counts = vec![0usize; k + 1];
-        for row in a[..rows * k].chunks_exact(k) {
-            for (i, &v) in row.iter().enumerate() {
-                counts[i + 1] += usize::from(v != 0.0);
-            }
-        }
-        for i in 0..k {
-            counts[i + 1] += counts[i];
-        }
-        let mut fill = counts.clone();
-        let mut idx = vec![0u32; counts[k]];
-        for (r, row) in a[..rows * k].chunks_exact(k).enumerate() {
-            for (i, &v) in row.iter().enumerate() {
-                if v != 0.0 {
-                    idx[fill[i]] = r as u32;
-                    fill[i] += 1;
-                }
-            }
-        }
-        Lists {
-            offsets: counts,
-            idx,
-        }
-    }
-}
-
-multiversion! {
-    /// `acc_t = Σ_{i ∈ idx} b[i·n + j0 + t]` for `t < acc.len() ≤ 64` (a column strip of the
-    /// row-major `b` with rows of `n`), terms added in the order of `idx`.
-    pub fn sum_strip(b: &[f32], n: usize, j0: usize, idx: &[u32], acc: &mut [f32]) -> () {
-        let width = acc.len();
-        if width == TILE {
-            let mut reg = [0f32; TILE];
-            for &i in idx {
-                let row = &b[i as usize * n + j0..][..TILE];
-                for (a, &w) in reg.iter_mut().zip(row) {
-                    *a += w;
-                }
-            }
-            acc.copy_from_slice(&reg);
-        } else {
-            acc.fill(0.0);
-            for &i in idx {
-                let row = &b[i as usize * n + j0..][..width];
-                acc.iter_mut().zip(row).for_each(|(a, &w)| *a += w);
-            }
-        }
-    }
-}
-
-/// Runs `strip(j0, width)` for every 64-column strip of `0..n` in parallel; the task writes
-/// columns `j0..j0 + width` of a row-major output with rows of `n` through `out`.
-fn for_each_strip(
-    n: usize,
-    c: &mut [f32],
-    strip: impl Fn(usize, &mut dyn FnMut(usize, &[f32])) + Sync,
-) {
-    let ptr = c.as_mut_ptr() as usize;
-    let len = c.len();
-    (0..n.div_ceil(TILE)).into_par_iter().for_each(|t| {
-        let j0 = t * TILE;
-        let width = TILE.min(n - j0);
-        let mut write = |r: usize, vals: &[f32]| {
-            assert!(vals.len() == width && r * n + j0 + width <= len);
-            // SAFETY: in bounds (asserted); tasks write disjoint column strips of `c`, which is
-            // borrowed mutably for the whole call.
-            let dst =
-                unsafe { std::slice::from_raw_parts_mut((ptr as *mut f32).add(r * n + j0), width) };
-            dst.copy_from_slice(vals);
-        };
-        strip(j0, &mut write);
-    });
-}
-
-/// `C = A·B` for a 0/1 matrix `A` (`rows × k`), `B` (`k × n`) and `C` (`rows × n`), all
-/// row-major: row `r` of `C` is the sum of the rows of `B` selected by the ones of row `r` of
-/// `A` (any nonzero entry of `A` counts as 1). Parallel over 64-column strips.
-///
-/// # Panics
-/// When a slice is shorter than its stated shape.
-pub fn binary_matmul(a: &[f32], b: &[f32], rows: usize, k: usize, n: usize, c: &mut [f32]) {
-    assert!(a.len() >= rows * k && b.len() >= k * n && c.len() >= rows * n);
-    if n == 0 || rows == 0 {
-        return;
-    }
-    if k == 0 {
-        c[..rows * n].fill(0.0);
-        return;
-    }
-    let lists = Lists::by_row(a, rows, k);
-    for_each_strip(n, &mut c[..rows * n], |j0, write| {
-        let mut acc = vec![0f32; TILE.min(n - j0)];
-        for r in 0..rows {
-            sum_strip(b, n, j0, lists.get(r), &mut acc);
-            write(r, &acc);
-        }
-    });
-}
-
-/// `C ← β·C + α·Aᵀ·P` for a 0/1 matrix `A` (`rows × k`), `P` (`rows × n`) and `C` (`k × n`):
-/// row `i` of `C` gains `α` times the sum of the rows of `P` where column `i` of `A` is one
-/// (with `β = 0`, `C` is only written). Parallel over 64-column strips.
-///
-/// # Panics
-/// When a slice is shorter than its stated shape.
-#[allow(clippy::too_many_arguments)]
-pub fn binary_t_matmul(
-    a: &[f32],
-    p: &[f32],
-    rows: usize,
-    k: usize,
-    n: usize,
-    alpha: f32,
-    beta: f32,
-    c: &mut [f32],
-) {
-    assert!(a.len() >= rows * k && p.len() >= rows * n && c.len() >= k * n);
-    if n == 0 || k == 0 {
-        return;
-    }
-    let lists = Lists::by_column(a, rows, k);
-    let old: &[f32] = &c[..k * n];
-    let old = (beta != 0.0).then(|| old.to_vec());
-    for_each_strip(n, &mut c[..k * n], |j0, write| {
-        let mut acc = vec![0f32; TILE.min(n - j0)];
-        for i in 0..k {
-            sum_strip(p, n, j0, lists.get(i), &mut acc);
-            match &old {
-                None => acc.iter_mut().for_each(|s| *s *= alpha),
-                Some(old) => acc
-                    .iter_mut()
-                    .zip(&old[i * n + j0..])
-                    .for_each(|(s, &o)| *s = beta * o + alpha * *s),
-            }
-            write(i, &acc);
-        }
-    });
-}
-
-/// The `cols × rows` transpose of the row-major `rows × cols` matrix `a`.
-pub fn transpose(a: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut t = vec![0f32; rows * cols];
-    if cols > 0 {
-        for (r, row) in a[..rows * cols].chunks_exact(cols).enumerate() {
-            for (j, &v) in row.iter().enumerate() {
-                t[j * rows + r] = v;
-            }
-        }
-    }
-    t
+/// Runs `f` with this thread's [`Scratch`] (taken out while `f` runs, so a nested call on
+/// the same thread gets a fresh one instead of a conflicting borrow).
+pub fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    let mut s = SCRATCH.with(|c| c.take()).unwrap_or_default();
+    let out = f(&mut s);
+    SCRATCH.with(|c| c.set(Some(s)));
+    out
 }
 
 #[cfg(test)]
@@ -233,40 +505,116 @@ mod tests {
             .collect()
     }
 
+    fn close(got: &[f32], want: &[f32], what: &str) {
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-4, "{what}: {g} vs {w}");
+        }
+    }
+
     #[test]
-    fn density() {
+    fn density_and_lists() {
         assert_eq!(binary_density(&[0.0, 1.0, 1.0, 0.0]), Some(0.5));
         assert_eq!(binary_density(&[0.0, 0.5]), None);
         assert_eq!(binary_density(&[]), None);
-        assert_eq!(sparse_binary(&[1.0, 1.0]), None);
-        assert_eq!(sparse_binary(&[1.0, 0.0, 0.0, 0.0]), Some(0.25));
+        let mut l = IndexLists::default();
+        let a = [0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0];
+        assert_eq!(l.rows_of(&a, 3, 0.5), Some(3.0 / 9.0));
+        assert_eq!(
+            (l.len(), l.get(0), l.get(1), l.get(2)),
+            (3, &[1][..], &[0, 1][..], &[][..])
+        );
+        assert_eq!(l.rows_of(&a, 3, 0.2), None);
+        assert_eq!(l.rows_of(&[0.0, 0.5], 2, 1.0), None);
+        assert_eq!(l.columns_of(&[&a[..6], &a[6..]], 3, 0.5), Some(3.0 / 9.0));
+        assert_eq!(
+            (l.get(0), l.get(1), l.get(2)),
+            (&[1][..], &[0, 1][..], &[][..])
+        );
+        assert_eq!(l.columns_of(&[&[1.0, 2.0]], 2, 1.0), None);
+        // a long row: ones past the first chunk of LANES, in the remainder too
+        let mut row = vec![0f32; 19];
+        for i in [0, 7, 8, 15, 16, 18] {
+            row[i] = 1.0;
+        }
+        l.rows_of(&row, 19, 1.0).unwrap();
+        assert_eq!(l.get(0), &[0, 7, 8, 15, 16, 18]);
     }
 
-    /// Both kernels against the dense GEMM on odd shapes (tiles and tails, empty rows).
+    /// `A·B` and `Aᵀ·P` (stacked, scaled) against the dense GEMM on odd shapes: strip tails,
+    /// empty rows, lists shorter and longer than four.
     #[test]
     fn match_dense_products() {
-        for (rows, k, n) in [(13, 37, 130), (1, 5, 64), (9, 1, 3), (20, 70, 65)] {
+        for (rows, k, n) in [
+            (13, 37, 130),
+            (1, 5, 64),
+            (9, 1, 3),
+            (20, 70, 65),
+            (3, 9, 7),
+        ] {
             let a = random(rows * k, 0.2, 1);
             let b: Vec<f32> = random(k * n, 0.5, 2).iter().map(|x| x - 0.3).collect();
             let mut want = vec![0f32; rows * n];
             sgemm(Op::N, Op::N, rows, n, k, 1.0, &a, &b, 0.0, &mut want);
+            let mut lists = IndexLists::default();
+            let mut packed = Packed::default();
+            lists.rows_of(&a, k, 1.0).unwrap();
+            packed.pack(&b, k, n);
             let mut got = vec![f32::NAN; rows * n];
-            binary_matmul(&a, &b, rows, k, n, &mut got);
-            for (g, w) in got.iter().zip(&want) {
-                assert!((g - w).abs() < 1e-5, "{rows}x{k}x{n}: {g} vs {w}");
-            }
+            sum_selected(&lists, &packed, &mut got);
+            close(&got, &want, "A·B");
+
+            // A·Bᵀ through the transposed packing (B is n × k here)
+            let bt: Vec<f32> = random(n * k, 0.5, 5).iter().map(|x| x * 0.7).collect();
+            sgemm(Op::N, Op::T, rows, n, k, 1.0, &a, &bt, 0.0, &mut want);
+            packed.pack_transposed(&bt, n, k);
+            sum_selected(&lists, &packed, &mut got);
+            close(&got, &want, "A·Bᵀ");
+
+            // 0.5·Aᵀ·P − 0.25·A2ᵀ·P2 by one stacked call
             let p: Vec<f32> = random(rows * n, 0.5, 3).iter().map(|x| x * 0.7).collect();
-            let c0: Vec<f32> = random(k * n, 0.5, 4);
-            let mut want = c0.clone();
-            sgemm(Op::T, Op::N, k, n, rows, -0.5, &a, &p, 2.0, &mut want);
-            let mut got = c0.clone();
-            binary_t_matmul(&a, &p, rows, k, n, -0.5, 2.0, &mut got);
-            for (g, w) in got.iter().zip(&want) {
-                assert!((g - w).abs() < 1e-5, "{rows}x{k}x{n}: {g} vs {w}");
-            }
+            let a2 = random(2 * k, 0.3, 6);
+            let p2: Vec<f32> = random(2 * n, 0.5, 7).iter().map(|x| x - 0.1).collect();
+            let mut want = vec![0f32; k * n];
+            sgemm(Op::T, Op::N, k, n, rows, 0.5, &a, &p, 0.0, &mut want);
+            sgemm(Op::T, Op::N, k, n, 2, -0.25, &a2, &p2, 1.0, &mut want);
+            lists.columns_of(&[&a, &a2], k, 1.0).unwrap();
+            packed.pack_stacked(&[(&p, 0.5), (&p2, -0.25)], n);
             let mut got = vec![f32::NAN; k * n];
-            binary_t_matmul(&a, &p, rows, k, n, 1.0, 0.0, &mut got);
-            assert!(got.iter().all(|x| x.is_finite()));
+            sum_selected(&lists, &packed, &mut got);
+            close(&got, &want, "Aᵀ·P");
+        }
+    }
+
+    /// The AVX2 kernels (when this CPU has them) against their portable twins, bit for bit.
+    #[test]
+    fn simd_kernels_equal_portable_twins() {
+        let (rows, k, n) = (37, 101, 83);
+        let a = random(rows * k, 0.3, 8);
+        let b: Vec<f32> = random(k * n, 0.5, 9)
+            .iter()
+            .map(|x| x * 0.37 - 0.11)
+            .collect();
+        let mut lists = IndexLists::default();
+        lists.rows_of(&a, k, 1.0).unwrap();
+        let mut packed = Packed::default();
+        packed.pack(&b, k, n);
+        let mut fast = vec![0f32; rows * n];
+        sum_selected(&lists, &packed, &mut fast);
+        let mut slow = vec![0f32; rows * n];
+        // SAFETY: `slow` is rows × n; the lists index below k = packed rows
+        unsafe { sum_strips_portable(&lists, &packed, slow.as_mut_ptr(), 0..packed.strips()) };
+        assert_eq!(fast, slow);
+
+        let mut row = a[..k].to_vec();
+        row[17] = 0.5;
+        for row in [&a[..k], &row[..]] {
+            let mut want = Vec::with_capacity(k);
+            let mut got = Vec::with_capacity(k);
+            // SAFETY: both have room for a whole row
+            let ok_want = unsafe { push_ones_with(row, &mut want, masks8) };
+            let ok_got = push_ones(row, &mut got);
+            assert_eq!((ok_got, got), (ok_want, want));
         }
     }
 
@@ -281,11 +629,13 @@ mod tests {
                 .build()
                 .unwrap();
             pool.install(|| {
-                let mut c = vec![0f32; rows * n];
-                binary_matmul(&a, &b, rows, k, n, &mut c);
-                let mut g = vec![0f32; k * n];
-                binary_t_matmul(&a, &c, rows, k, n, 0.1, 0.0, &mut g);
-                (c, g)
+                with_scratch(|s| {
+                    s.lists.rows_of(&a, k, 1.0).unwrap();
+                    s.packed.pack(&b, k, n);
+                    let mut c = vec![0f32; rows * n];
+                    sum_selected(&s.lists, &s.packed, &mut c);
+                    c
+                })
             })
         };
         assert_eq!(run(1), run(3));

@@ -23,13 +23,13 @@
 //!
 //! Chain `i` draws from `derive_rng(seed, i)`; products are split by shape or computed per
 //! chain, and elementwise work runs in fixed blocks of chains, so an estimate is the same bits
-//! for any thread count. Products with the 0/1 states use the sparse kernels of
-//! [`linalg::binary`] when few units are on.
+//! for any thread count. Products with the 0/1 states are the model's
+//! ([`Rbm::hidden_input`], [`Rbm::visible_input`]), sparse when few units are on.
 
 use super::gibbs::sample_bernoulli;
 use super::model::Rbm;
 use crate::error::{Error, Result};
-use crate::linalg::{self, binary, softplus_f64, Op};
+use crate::linalg::{self, softplus_f64};
 use crate::rng::{derive_rng, BkRng};
 use rayon::prelude::*;
 
@@ -193,8 +193,6 @@ fn anneal(
         .zip(base_b)
         .map(|(&b, &a)| f64::from(b) - f64::from(a))
         .collect();
-    // Wᵀ (n_hidden × n_visible) for the sparse visible input of 0/1 hidden states
-    let wt = binary::transpose(rbm.w(), nv, nh);
     let mut x = vec![0f32; m * nh];
     let mut h = vec![0f32; m * nh];
     let mut pv = vec![0f32; m * nv];
@@ -230,12 +228,8 @@ fn anneal(
                     sample_bernoulli(xr, hr, rng);
                 }
             });
-        // v ~ σ((1 − β) b_A + β (b + W h))
-        if binary::sparse_binary(&h).is_some() {
-            binary::binary_matmul(&h, &wt, m, nh, nv, &mut pv);
-        } else {
-            linalg::sgemm_par(Op::N, Op::T, m, nv, nh, 1.0, &h, rbm.w(), 0.0, &mut pv);
-        }
+        // v ~ σ((1 − β) b_A + β (b + W h)) (sparse when few hidden units are on)
+        rbm.visible_input(&h, &mut pv)?;
         pv.par_chunks_mut(AIS_BLOCK * nv)
             .zip(v.par_chunks_mut(AIS_BLOCK * nv))
             .zip(rngs.par_chunks_mut(AIS_BLOCK))
@@ -245,8 +239,8 @@ fn anneal(
                     .zip(v.chunks_exact_mut(nv))
                     .zip(rngs.iter_mut())
                 {
-                    for ((p, &b), &a) in pr.iter_mut().zip(rbm.b()).zip(base_b) {
-                        *p = bf * (*p + b) + (1.0 - bf) * a;
+                    for (p, &a) in pr.iter_mut().zip(base_b) {
+                        *p = bf * *p + (1.0 - bf) * a;
                     }
                     linalg::sigmoid_inplace(pr);
                     sample_bernoulli(pr, vr, rng);

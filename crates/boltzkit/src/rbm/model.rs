@@ -8,9 +8,11 @@
 
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::linalg::binary::{self, Packed, SPARSE_MAX_DENSITY};
 use crate::linalg::{self, Op};
 use rand::Rng;
 use rand_distr::{Distribution as _, Normal};
+use std::sync::OnceLock;
 
 /// Data means are clamped to `[EPS, 1 − EPS]` before the logit of the base-rate initialization,
 /// so a unit that is always on or off in the data gets a large but finite bias.
@@ -40,6 +42,34 @@ pub struct Rbm {
     w: Vec<f32>,
     b: Vec<f32>,
     c: Vec<f32>,
+    packed: PackedWeights,
+}
+
+/// `W` and `Wᵀ` packed for the sparse 0/1 products ([`binary::Packed`]), each built on first
+/// use and dropped whenever the parameters may change ([`Rbm::params_mut`]). A cache, not
+/// state: clones start empty and comparisons ignore it.
+#[derive(Default)]
+struct PackedWeights {
+    w: OnceLock<Packed>,
+    wt: OnceLock<Packed>,
+}
+
+impl Clone for PackedWeights {
+    fn clone(&self) -> Self {
+        PackedWeights::default()
+    }
+}
+
+impl PartialEq for PackedWeights {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for PackedWeights {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PackedWeights")
+    }
 }
 
 impl Rbm {
@@ -88,6 +118,7 @@ impl Rbm {
             w,
             b,
             c,
+            packed: PackedWeights::default(),
         })
     }
 
@@ -170,6 +201,7 @@ impl Rbm {
 
     /// Mutable views of `(W, b, c)` for optimizer steps (shapes cannot change).
     pub fn params_mut(&mut self) -> (&mut [f32], &mut [f32], &mut [f32]) {
+        self.packed = PackedWeights::default();
         (&mut self.w, &mut self.b, &mut self.c)
     }
 
@@ -255,45 +287,80 @@ impl Rbm {
     }
 
     /// The hidden input `V·W + c` of a mini-batch `v` (`batch × n_visible`) into `out`
-    /// (`batch × n_hidden`), by [`linalg::sgemm_par`] (same bits for any thread count).
+    /// (`batch × n_hidden`). When `v` is 0/1 with at most [`SPARSE_MAX_DENSITY`] ones, as RBM
+    /// states and binary data usually are, the product sums the selected rows of `W`
+    /// ([`binary::sum_selected`]); otherwise it is [`linalg::sgemm_par`]. Either way the
+    /// same bits for any thread count.
     pub fn hidden_input(&self, v: &[f32], out: &mut [f32]) -> Result<()> {
         let batch = self.batch_rows("hidden_input", v, self.n_visible)?;
         check_len("hidden_input", "out", out.len(), batch * self.n_hidden)?;
-        linalg::sgemm(
-            Op::N,
-            Op::N,
-            batch,
-            self.n_hidden,
-            self.n_visible,
-            1.0,
-            v,
-            &self.w,
-            0.0,
-            out,
-        );
+        let sparse = binary::with_scratch(|s| {
+            s.lists
+                .rows_of(v, self.n_visible, SPARSE_MAX_DENSITY)
+                .map(|_| binary::sum_selected(&s.lists, self.packed_w(), out))
+        });
+        if sparse.is_none() {
+            linalg::sgemm_par(
+                Op::N,
+                Op::N,
+                batch,
+                self.n_hidden,
+                self.n_visible,
+                1.0,
+                v,
+                &self.w,
+                0.0,
+                out,
+            );
+        }
         linalg::add_row_bias(out, &self.c);
         Ok(())
     }
 
     /// The visible input `H·Wᵀ + b` of a mini-batch `h` (`batch × n_hidden`) into `out`
-    /// (`batch × n_visible`).
+    /// (`batch × n_visible`); sparse 0/1 `h` as in [`Rbm::hidden_input`].
     pub fn visible_input(&self, h: &[f32], out: &mut [f32]) -> Result<()> {
         let batch = self.batch_rows("visible_input", h, self.n_hidden)?;
         check_len("visible_input", "out", out.len(), batch * self.n_visible)?;
-        linalg::sgemm(
-            Op::N,
-            Op::T,
-            batch,
-            self.n_visible,
-            self.n_hidden,
-            1.0,
-            h,
-            &self.w,
-            0.0,
-            out,
-        );
+        let sparse = binary::with_scratch(|s| {
+            s.lists
+                .rows_of(h, self.n_hidden, SPARSE_MAX_DENSITY)
+                .map(|_| binary::sum_selected(&s.lists, self.packed_wt(), out))
+        });
+        if sparse.is_none() {
+            linalg::sgemm_par(
+                Op::N,
+                Op::T,
+                batch,
+                self.n_visible,
+                self.n_hidden,
+                1.0,
+                h,
+                &self.w,
+                0.0,
+                out,
+            );
+        }
         linalg::add_row_bias(out, &self.b);
         Ok(())
+    }
+
+    /// `W` packed in strips, built on first use after a parameter change.
+    fn packed_w(&self) -> &Packed {
+        self.packed.w.get_or_init(|| {
+            let mut p = Packed::default();
+            p.pack(&self.w, self.n_visible, self.n_hidden);
+            p
+        })
+    }
+
+    /// `Wᵀ` packed in strips, built on first use after a parameter change.
+    fn packed_wt(&self) -> &Packed {
+        self.packed.wt.get_or_init(|| {
+            let mut p = Packed::default();
+            p.pack_transposed(&self.w, self.n_visible, self.n_hidden);
+            p
+        })
     }
 
     /// `p(h_j = 1 | v) = σ(c_j + vᵀW_{:,j})` for a mini-batch `v` into `out`

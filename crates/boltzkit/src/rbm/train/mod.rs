@@ -29,6 +29,7 @@ pub use trainer::{
 
 use super::model::{check_len, Rbm};
 use crate::error::Result;
+use crate::linalg::binary::{self, SPARSE_MAX_DENSITY};
 use crate::linalg::{self, Op};
 
 /// An estimate of the gradient of the average log-likelihood (the ascent direction
@@ -83,42 +84,53 @@ impl Gradient {
             return Err(crate::Error::param("batch", "empty mini-batch"));
         }
         let (sp, sn) = (1.0 / bp as f32, 1.0 / bn as f32);
-        linalg::sgemm_par(Op::T, Op::N, nv, nh, bp, sp, v_pos, p_pos, 0.0, &mut self.w);
-        linalg::sgemm(
-            Op::T,
-            Op::N,
-            nv,
-            nh,
-            bn,
-            -sn,
-            v_neg,
-            p_neg,
-            1.0,
-            &mut self.w,
-        );
+        // sparse 0/1 states: one pass summing the rows of [sp·P_pos; −sn·P_neg] selected by
+        // the ones of each column of [V_pos; V_neg]
+        let sparse = binary::with_scratch(|s| {
+            s.lists
+                .columns_of(&[v_pos, v_neg], nv, SPARSE_MAX_DENSITY)?;
+            s.packed.pack_stacked(&[(p_pos, sp), (p_neg, -sn)], nh);
+            binary::sum_selected(&s.lists, &s.packed, &mut self.w);
+            Some(())
+        });
+        if sparse.is_none() {
+            linalg::sgemm_par(Op::T, Op::N, nv, nh, bp, sp, v_pos, p_pos, 0.0, &mut self.w);
+            linalg::sgemm_par(
+                Op::T,
+                Op::N,
+                nv,
+                nh,
+                bn,
+                -sn,
+                v_neg,
+                p_neg,
+                1.0,
+                &mut self.w,
+            );
+        }
         mean_difference(&mut self.b, v_pos, v_neg);
         mean_difference(&mut self.c, p_pos, p_neg);
         Ok(())
     }
 }
 
-/// `out_j = mean_rows(pos)_j − mean_rows(neg)_j`, accumulated in `f64`.
+/// `out_j = mean_rows(pos)_j − mean_rows(neg)_j`, the sums accumulated in `f64`.
 fn mean_difference(out: &mut [f32], pos: &[f32], neg: &[f32]) {
     let n = out.len();
-    let mut acc = vec![0f64; n];
-    let rows_p = pos.len() / n;
-    let rows_n = neg.len() / n;
-    for row in pos.chunks_exact(n) {
-        acc.iter_mut()
-            .zip(row)
-            .for_each(|(a, &x)| *a += f64::from(x) / rows_p as f64);
+    let column_sums = |x: &[f32]| {
+        let mut acc = vec![0f64; n];
+        for row in x.chunks_exact(n) {
+            acc.iter_mut()
+                .zip(row)
+                .for_each(|(a, &x)| *a += f64::from(x));
+        }
+        acc
+    };
+    let (sp, sn) = (column_sums(pos), column_sums(neg));
+    let (rows_p, rows_n) = ((pos.len() / n) as f64, (neg.len() / n) as f64);
+    for ((o, &p), &q) in out.iter_mut().zip(&sp).zip(&sn) {
+        *o = (p / rows_p - q / rows_n) as f32;
     }
-    for row in neg.chunks_exact(n) {
-        acc.iter_mut()
-            .zip(row)
-            .for_each(|(a, &x)| *a -= f64::from(x) / rows_n as f64);
-    }
-    out.iter_mut().zip(&acc).for_each(|(o, &a)| *o = a as f32);
 }
 
 /// A stochastic estimate of the log-likelihood gradient on a mini-batch; implementations

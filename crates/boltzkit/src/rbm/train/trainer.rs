@@ -864,7 +864,14 @@ fn copy_params(dst: &mut Rbm, src: &Rbm) {
 /// `max_abs` in magnitude, else what is wrong.
 pub fn divergence(rbm: &Rbm, max_abs: f32) -> Option<String> {
     for (name, xs) in [("W", rbm.w()), ("b", rbm.b()), ("c", rbm.c())] {
-        if let Some(i) = xs.iter().position(|x| !x.is_finite() || x.abs() > max_abs) {
+        // a branch-free scan (vectorized) first; the position only when something is wrong
+        // (the bound is finite, so ±∞ exceed it; NaN is caught on its own)
+        let bound = max_abs.min(f32::MAX);
+        let bad = |x: &f32| x.abs().is_nan() || x.abs() > bound;
+        if !xs.iter().fold(false, |any, x| any | bad(x)) {
+            continue;
+        }
+        if let Some(i) = xs.iter().position(bad) {
             let x = xs[i];
             return Some(if x.is_finite() {
                 format!("|{name}[{i}]| = {} exceeds the bound {max_abs}", x.abs())

@@ -1,0 +1,301 @@
+//! `boltzkit bench`: wall-clock timings of the library's hot paths on real shapes, the
+//! boltzkit side of the peer comparisons in BENCHMARKS.md (e.g. `bench rbm-epoch` against
+//! `bench/python/sklearn_rbm_epoch.py`). Each verb repeats its work and reports the minimum
+//! and the median, so a busy machine shows as a spread rather than a wrong figure.
+
+use crate::args::CommonArgs;
+use crate::commands::rbm::{load_binary, BinarizeArg};
+use crate::exit::UsageError;
+use crate::report::Summary;
+use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
+use boltzkit::rbm::exact;
+use boltzkit::rbm::file::load_rbm;
+use boltzkit::rbm::train::trainer::{Algorithm, TrainParams, Trainer};
+use boltzkit::rbm::Rbm;
+use boltzkit::rng::{derive_seed, rng_from_seed};
+use clap::{Args, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// `boltzkit bench <verb>`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    verb: BenchVerb,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchVerb {
+    /// Time RBM training epochs (initialization included, as scikit-learn's `fit` does)
+    #[command(
+        long_about = "Time whole RBM training epochs on a data file: a fresh model \
+        (the Sec. 4.1 initialization) and --epochs epochs of CD-k or PCD-k, no monitoring, \
+        --repeats times. The peer of bench/python/sklearn_rbm_epoch.py.\n\n\
+        Example:\n  boltzkit bench rbm-epoch --data ../shared/data/mnist/train-images-idx3-ubyte.gz \
+        --binarize threshold:127 --hidden 500 --batch-size 100 --algo pcd --k 1"
+    )]
+    RbmEpoch(EpochArgs),
+    /// Time one AIS estimate of ln Z
+    #[command(
+        long_about = "Time forward AIS of ln Z from the uniform base model on a model \
+        file, or on a random RBM (W ~ N(0, --scale²), zero biases) of the given shape.\n\n\
+        Example:\n  boltzkit bench ais --visible 784 --hidden 500 --chains 100"
+    )]
+    Ais(AisArgs),
+    /// Time the exact ln Z by enumeration of the smaller layer
+    #[command(
+        long_about = "Time the exact ln Z (enumeration of the smaller layer) of a \
+        model file or of a random RBM of the given shape.\n\n\
+        Example:\n  boltzkit bench exact-logz --visible 784 --hidden 25"
+    )]
+    ExactLogz(ExactArgs),
+}
+
+/// The trainer timed by `bench rbm-epoch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EpochAlgo {
+    /// Contrastive divergence CD-k
+    Cd,
+    /// Persistent contrastive divergence PCD-k
+    Pcd,
+}
+
+#[derive(Debug, Args)]
+struct EpochArgs {
+    /// Training data (any supported format)
+    #[arg(long, value_name = "FILE")]
+    data: PathBuf,
+    /// Conversion of grayscale data to 0/1: none, threshold:T or stochastic
+    #[arg(long, value_name = "HOW", default_value = "none",
+          value_parser = crate::commands::rbm::parse_binarize)]
+    binarize: BinarizeArg,
+    /// Hidden units
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    hidden: usize,
+    /// Mini-batch rows
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    batch_size: usize,
+    /// Trainer
+    #[arg(long, value_enum, default_value_t = EpochAlgo::Pcd)]
+    algo: EpochAlgo,
+    /// Gibbs steps per update
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    k: usize,
+    /// Learning rate
+    #[arg(long, value_name = "X", default_value_t = 0.01)]
+    lr: f32,
+    /// Epochs per timed run
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    epochs: usize,
+    /// Timed runs
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    repeats: usize,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// The model a timing runs on: a file, or a random RBM of a given shape.
+#[derive(Debug, Args)]
+struct ModelChoice {
+    /// A model file; without it a random RBM of --visible × --hidden units
+    #[arg(long, value_name = "FILE")]
+    model: Option<PathBuf>,
+    /// Visible units of the random RBM
+    #[arg(long, value_name = "N", default_value_t = 784)]
+    visible: usize,
+    /// Hidden units of the random RBM
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    hidden: usize,
+    /// Standard deviation of the random RBM's weights
+    #[arg(long, value_name = "X", default_value_t = 0.05)]
+    scale: f32,
+}
+
+impl ModelChoice {
+    fn load(&self, seed: u64) -> anyhow::Result<(Rbm, String)> {
+        match &self.model {
+            Some(path) => Ok((load_rbm(path)?.rbm, path.display().to_string())),
+            None => {
+                let rbm = Rbm::random(
+                    self.visible,
+                    self.hidden,
+                    self.scale,
+                    &mut rng_from_seed(seed),
+                )?;
+                Ok((rbm, format!("random (scale {})", self.scale)))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct AisArgs {
+    #[command(flatten)]
+    model: ModelChoice,
+    /// AIS chains
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    chains: usize,
+    /// Steps of a linear schedule [default: the standard 14,500-step schedule]
+    #[arg(long, value_name = "N")]
+    steps: Option<usize>,
+    /// Timed runs
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    repeats: usize,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct ExactArgs {
+    #[command(flatten)]
+    model: ModelChoice,
+    /// Timed runs
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    repeats: usize,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+impl BenchArgs {
+    /// Runs the chosen verb.
+    pub fn run(self) -> anyhow::Result<()> {
+        match self.verb {
+            BenchVerb::RbmEpoch(a) => a.run(),
+            BenchVerb::Ais(a) => a.run(),
+            BenchVerb::ExactLogz(a) => a.run(),
+        }
+    }
+}
+
+/// Runs `work` `repeats` times; returns the seconds of each run and the last result.
+fn time_runs<T>(
+    repeats: usize,
+    quiet: bool,
+    mut work: impl FnMut(usize) -> anyhow::Result<T>,
+) -> anyhow::Result<(Vec<f64>, T)> {
+    if repeats == 0 {
+        return Err(UsageError::new("--repeats must be at least 1").into());
+    }
+    let mut times = Vec::with_capacity(repeats);
+    let mut last = None;
+    for r in 0..repeats {
+        let t = Instant::now();
+        last = Some(work(r)?);
+        times.push(t.elapsed().as_secs_f64());
+        if !quiet {
+            eprintln!("run {}: {:.3} s", r + 1, times[r]);
+        }
+    }
+    let last = last.ok_or_else(|| anyhow::anyhow!("no timed run"))?;
+    Ok((times, last))
+}
+
+/// Sets `min_s`, `median_s` and `runs_s` of a summary from the timings.
+fn set_times(summary: &mut Summary, times: &[f64]) {
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    summary
+        .set("runs", times.len())
+        .set("min_s", sorted[0])
+        .set("median_s", median)
+        .set("runs_s", times.to_vec());
+}
+
+impl EpochArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let seed = self.common.init()?;
+        if self.hidden == 0 || self.batch_size == 0 || self.epochs == 0 {
+            return Err(
+                UsageError::new("--hidden, --batch-size and --epochs must be at least 1").into(),
+            );
+        }
+        let data = load_binary(&self.data, self.binarize.resolve(derive_seed(seed, 2)))?;
+        let algorithm = match self.algo {
+            EpochAlgo::Cd => Algorithm::Cd { k: self.k },
+            EpochAlgo::Pcd => Algorithm::Pcd { k: self.k },
+        };
+        let params = TrainParams::new()
+            .epochs(self.epochs)
+            .algorithm(algorithm)
+            .learning_rate(self.lr)
+            .batch_size(self.batch_size);
+        params.check()?;
+        let (times, _) = time_runs(self.repeats, self.common.quiet, |r| {
+            let run_seed = derive_seed(seed, 10 + r as u64);
+            let rbm = Rbm::init_from_data(
+                &data,
+                self.hidden,
+                0.01,
+                &mut rng_from_seed(derive_seed(run_seed, 0)),
+            )?;
+            let outcome = Trainer::new(rbm, &data, params.seed(derive_seed(run_seed, 1)))?.run()?;
+            Ok(outcome.record.steps)
+        })?;
+        let mut summary = Summary::new("bench rbm-epoch", Some(seed));
+        summary
+            .set("data", self.data.display().to_string())
+            .set("samples", data.n_samples())
+            .set("visible", data.n_vars())
+            .set("hidden", self.hidden)
+            .set("batch_size", self.batch_size)
+            .set("algo", algorithm.name())
+            .set("k", self.k)
+            .set("epochs", self.epochs)
+            .set("threads", rayon::current_num_threads());
+        set_times(&mut summary, &times);
+        summary.emit(&self.common)
+    }
+}
+
+impl AisArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let seed = self.common.init()?;
+        let (rbm, source) = self.model.load(derive_seed(seed, 0))?;
+        let schedule = match self.steps {
+            Some(k) => AisSchedule::linear(k)?,
+            None => AisSchedule::standard(),
+        };
+        let base = vec![0f32; rbm.n_visible()];
+        let (times, est) = time_runs(self.repeats, self.common.quiet, |r| {
+            Ok(ais_log_partition(
+                &rbm,
+                &base,
+                &schedule,
+                self.chains,
+                derive_seed(seed, 1 + r as u64),
+            )?)
+        })?;
+        let mut summary = Summary::new("bench ais", Some(seed));
+        summary
+            .set("model", source)
+            .set("visible", rbm.n_visible())
+            .set("hidden", rbm.n_hidden())
+            .set("chains", self.chains)
+            .set("steps", schedule.betas().len() - 1)
+            .set("threads", rayon::current_num_threads())
+            .set("log_z", est.log_z)
+            .set("log_z_se", est.std_err);
+        set_times(&mut summary, &times);
+        summary.emit(&self.common)
+    }
+}
+
+impl ExactArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let seed = self.common.init()?;
+        let (rbm, source) = self.model.load(derive_seed(seed, 0))?;
+        let (times, log_z) = time_runs(self.repeats, self.common.quiet, |_| {
+            Ok(exact::log_partition(&rbm)?)
+        })?;
+        let mut summary = Summary::new("bench exact-logz", Some(seed));
+        summary
+            .set("model", source)
+            .set("visible", rbm.n_visible())
+            .set("hidden", rbm.n_hidden())
+            .set("threads", rayon::current_num_threads())
+            .set("log_z", log_z);
+        set_times(&mut summary, &times);
+        summary.emit(&self.common)
+    }
+}

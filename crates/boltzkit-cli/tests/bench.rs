@@ -1,0 +1,119 @@
+//! End-to-end tests of `boltzkit bench`: each verb runs, reports its timings and the figure
+//! it computed, and rejects impossible settings.
+
+use assert_cmd::Command;
+
+fn boltzkit() -> Command {
+    Command::cargo_bin("boltzkit").unwrap()
+}
+
+fn json(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).expect("one JSON object on stdout")
+}
+
+fn times_are_consistent(v: &serde_json::Value, runs: u64) {
+    assert_eq!(v["runs"], runs);
+    let (min, median) = (
+        v["min_s"].as_f64().unwrap(),
+        v["median_s"].as_f64().unwrap(),
+    );
+    assert!(min > 0.0 && min <= median, "{v}");
+    assert_eq!(v["runs_s"].as_array().unwrap().len() as u64, runs);
+}
+
+#[test]
+fn exact_logz_times_the_enumeration() {
+    let out = boltzkit()
+        .args(["bench", "exact-logz", "--visible", "12", "--hidden", "5"])
+        .args(["--repeats", "2", "--seed", "3", "--json", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out.stdout);
+    times_are_consistent(&v, 2);
+    // ln Z of a 12 × 5 RBM lies between the log of its state count and that of the largest
+    // term: at least (12 + 5) ln 2 − |energy| bounds, here simply finite and above 0
+    assert!(v["log_z"].as_f64().unwrap() > 0.0, "{v}");
+}
+
+#[test]
+fn ais_and_epoch_timings_run() {
+    let out = boltzkit()
+        .args([
+            "bench",
+            "ais",
+            "--visible",
+            "20",
+            "--hidden",
+            "6",
+            "--chains",
+            "8",
+        ])
+        .args(["--steps", "50", "--seed", "4", "--json", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out.stdout);
+    times_are_consistent(&v, 1);
+    assert_eq!(
+        (v["chains"].as_u64(), v["steps"].as_u64()),
+        (Some(8), Some(50))
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("x.csv");
+    let rows: Vec<String> = (0..40)
+        .map(|i| {
+            (0..10)
+                .map(|j| ((i * 7 + j * 3) % 5 < 2).then_some("1").unwrap_or("0"))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    std::fs::write(&data, rows.join("\n") + "\n").unwrap();
+    let out = boltzkit()
+        .args(["bench", "rbm-epoch", "--data", data.to_str().unwrap()])
+        .args([
+            "--hidden",
+            "4",
+            "--batch-size",
+            "10",
+            "--repeats",
+            "2",
+            "--seed",
+            "5",
+        ])
+        .args(["--json", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out.stdout);
+    times_are_consistent(&v, 2);
+    assert_eq!(v["algo"], "pcd");
+
+    boltzkit()
+        .args([
+            "bench",
+            "exact-logz",
+            "--visible",
+            "4",
+            "--hidden",
+            "2",
+            "--repeats",
+            "0",
+        ])
+        .assert()
+        .code(2);
+}
