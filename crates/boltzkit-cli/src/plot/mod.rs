@@ -24,6 +24,8 @@
 mod chart;
 mod tiles;
 
+#[cfg(test)]
+pub use chart::PANEL;
 pub use chart::{chart_panels, line_chart, Chart, Series};
 pub use tiles::{image_grid, Normalize, PixelOrder, TileGrid};
 
