@@ -73,7 +73,7 @@ fn ais_and_epoch_timings_run() {
     let rows: Vec<String> = (0..40)
         .map(|i| {
             (0..10)
-                .map(|j| ((i * 7 + j * 3) % 5 < 2).then_some("1").unwrap_or("0"))
+                .map(|j| if (i * 7 + j * 3) % 5 < 2 { "1" } else { "0" })
                 .collect::<Vec<_>>()
                 .join(",")
         })
