@@ -6,14 +6,16 @@ use crate::progress;
 use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::data::{read_dataset, write_dataset, Binarize, Dataset, ReadOptions};
-use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
+use boltzkit::rbm::ais::{
+    ais_log_partition, data_starts, reverse_ais_log_partition, AisEstimate, AisSchedule,
+};
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
 use boltzkit::rbm::train::trainer::{
     AisLogLikelihood, Algorithm, ExactLogLikelihood, JsonlLog, Observer, Progress, StopReason,
     TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
 };
-use boltzkit::rbm::{sample_bernoulli, visible_means, GibbsChains, Rbm};
+use boltzkit::rbm::{base_rate_biases, sample_bernoulli, GibbsChains, Rbm};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
@@ -47,9 +49,15 @@ enum RbmVerb {
     /// Average log-likelihood of data and ln Z of a model (exact or AIS)
     #[command(
         long_about = "Evaluate a model on data: the average log-likelihood (nats per \
-        sample) and ln Z, by enumeration of the smaller layer (exact, ≤ 30 units) or by \
-        annealed importance sampling (ais, with the standard error of ln Z).\n\n\
-        Example:\n  boltzkit rbm eval --model m.safetensors --data bas.csv --method exact"
+        sample) and ln Z, by enumeration of the smaller layer (exact, ≤ 30 units), by \
+        annealed importance sampling from the base-rate model (ais: ln Z, its standard error \
+        and the ±3σ interval; on average AIS underestimates ln Z, so its log-likelihood is \
+        optimistic), or by both AIS and reverse AIS started at --chains data rows (raise, \
+        Burda et al. 2015 with the weights of Upadhya & Sastry 2015: the reverse estimate \
+        errs the other way when its starts are model samples; from data rows it is an \
+        approximation, and the gap between the two shows how far either can be trusted).\n\n\
+        Examples:\n  boltzkit rbm eval --model m.safetensors --data bas.csv --method exact\n  \
+        boltzkit rbm eval --model mnist.safetensors --data test.amat.gz --method raise --json"
     )]
     Eval(EvalArgs),
     /// Draw samples from a model by block Gibbs sampling
@@ -97,6 +105,8 @@ enum MethodArg {
     Exact,
     /// Annealed importance sampling
     Ais,
+    /// Forward AIS and reverse AIS started at data rows (RAISE), both estimates reported
+    Raise,
 }
 
 /// `--binarize`: none, threshold:T or stochastic.
@@ -474,7 +484,7 @@ impl EvalArgs {
             MethodArg::Ais
         });
         let seed = match method {
-            MethodArg::Ais => Some(self.common.init()?),
+            MethodArg::Ais | MethodArg::Raise => Some(self.common.init()?),
             MethodArg::Exact => {
                 self.common.init_threads()?;
                 None
@@ -483,11 +493,11 @@ impl EvalArgs {
         if method == MethodArg::Exact && nv.min(nh) > MAX_ENUM_UNITS {
             return Err(UsageError::new(format!(
                 "--method exact needs a layer of at most {MAX_ENUM_UNITS} units, the model is \
-                 {nv} × {nh} (use --method ais)"
+                 {nv} × {nh} (use --method ais or raise)"
             ))
             .into());
         }
-        if method == MethodArg::Ais && self.chains == 0 {
+        if method != MethodArg::Exact && self.chains == 0 {
             return Err(UsageError::new("--chains must be at least 1").into());
         }
         let data = load_binary(&self.data, Binarize::None)?;
@@ -500,41 +510,55 @@ impl EvalArgs {
             .set("visible", nv)
             .set("hidden", nh);
         let nfe = mean_neg_free_energy(&rbm, &data)?;
-        match method {
-            MethodArg::Exact => {
-                let log_z = exact::log_partition(&rbm)?;
-                summary
-                    .set("method", "exact")
-                    .set("avg_log_likelihood", nfe - log_z)
-                    .set("log_z", log_z);
-            }
-            MethodArg::Ais => {
-                let schedule = match self.steps {
-                    Some(k) => AisSchedule::linear(k)?,
-                    None => AisSchedule::standard(),
-                };
-                let base_b: Vec<f32> = visible_means(&data)?
-                    .iter()
-                    .map(|&m| {
-                        let p = m.clamp(1e-3, 1.0 - 1e-3);
-                        (p / (1.0 - p)).ln() as f32
-                    })
-                    .collect();
-                let spin = progress::spinner("AIS", self.common.quiet);
-                let est =
-                    ais_log_partition(&rbm, &base_b, &schedule, self.chains, seed.unwrap_or(0))?;
-                spin.finish_and_clear();
-                summary
-                    .set("method", "ais")
-                    .set("chains", self.chains)
-                    .set("steps", schedule.betas().len() - 1)
-                    .set("avg_log_likelihood", nfe - est.log_z)
-                    .set("log_z", est.log_z)
-                    .set("log_z_se", est.std_err);
-            }
+        let seed = seed.unwrap_or(0);
+        if method == MethodArg::Exact {
+            let log_z = exact::log_partition(&rbm)?;
+            summary
+                .set("method", "exact")
+                .set("avg_log_likelihood", nfe - log_z)
+                .set("log_z", log_z);
+            return summary.emit(&self.common);
         }
+        let schedule = match self.steps {
+            Some(k) => AisSchedule::linear(k)?,
+            None => AisSchedule::standard(),
+        };
+        let base_b = base_rate_biases(&data)?;
+        let spin = progress::spinner("AIS", self.common.quiet);
+        let forward = ais_log_partition(&rbm, &base_b, &schedule, self.chains, seed)?;
+        summary
+            .set(
+                "method",
+                if method == MethodArg::Ais {
+                    "ais"
+                } else {
+                    "raise"
+                },
+            )
+            .set("chains", self.chains)
+            .set("steps", schedule.betas().len() - 1);
+        set_estimate(&mut summary, "", &forward, nfe);
+        if method == MethodArg::Raise {
+            spin.set_message("reverse AIS");
+            let starts = data_starts(&data, self.chains, derive_seed(seed, 1))?;
+            let reverse =
+                reverse_ais_log_partition(&rbm, &base_b, &schedule, &starts, derive_seed(seed, 2))?;
+            set_estimate(&mut summary, "reverse_", &reverse, nfe);
+        }
+        spin.finish_and_clear();
         summary.emit(&self.common)
     }
+}
+
+/// Sets `{prefix}log_z`, its standard error, the ±3σ interval and the average
+/// log-likelihood `mean(−F(v)) − ln Ẑ` from an AIS estimate.
+fn set_estimate(summary: &mut Summary, prefix: &str, est: &AisEstimate, nfe: f64) {
+    summary
+        .set(format!("{prefix}avg_log_likelihood"), nfe - est.log_z)
+        .set(format!("{prefix}log_z"), est.log_z)
+        .set(format!("{prefix}log_z_se"), est.std_err)
+        .set(format!("{prefix}log_z_lower"), est.log_z_lower)
+        .set(format!("{prefix}log_z_upper"), est.log_z_upper);
 }
 
 impl SampleArgs {

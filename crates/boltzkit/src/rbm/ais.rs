@@ -27,10 +27,12 @@
 //! ([`Rbm::hidden_input`], [`Rbm::visible_input`]), sparse when few units are on.
 
 use super::gibbs::sample_bernoulli;
-use super::model::Rbm;
+use super::model::{fill_batch, visible_means, Rbm};
+use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::{self, softplus_f64};
-use crate::rng::{derive_rng, BkRng};
+use crate::rng::{derive_rng, rng_from_seed, BkRng};
+use rand::Rng;
 use rayon::prelude::*;
 
 /// Chains per parallel task of the elementwise work (the GEMMs are split by
@@ -164,6 +166,29 @@ pub fn reverse_ais_log_partition(
     let betas: Vec<f64> = schedule.betas().iter().rev().copied().collect();
     let log_weights = anneal(rbm, base_b, &betas, start.to_vec(), rngs)?;
     summarize(log_weights, base_log_partition(rbm, base_b), -1.0)
+}
+
+/// Start states for reverse AIS "from the data side": `n ≥ 1` rows of the binary `data`
+/// (`n × n_visible`, 0/1 as `f32`), drawn without replacement when `n` is at most the number
+/// of rows and with replacement otherwise, by the generator of `seed`.
+pub fn data_starts(data: &Dataset, n: usize, seed: u64) -> Result<Vec<f32>> {
+    visible_means(data)?; // binary and non-empty
+    if n == 0 {
+        return Err(Error::param(
+            "chains",
+            "reverse AIS needs at least one chain",
+        ));
+    }
+    let rows = data.n_samples();
+    let mut rng = rng_from_seed(seed);
+    let picked: Vec<usize> = if n <= rows {
+        rand::seq::index::sample(&mut rng, rows, n).into_vec()
+    } else {
+        (0..n).map(|_| rng.random_range(0..rows)).collect()
+    };
+    let mut out = vec![0f32; n * data.n_vars()];
+    fill_batch(data, &picked, &mut out)?;
+    Ok(out)
 }
 
 /// `ln Z_0 = n_hidden ln 2 + Σ_i softplus(b_A,i)` of the base-rate model.

@@ -158,18 +158,11 @@ impl Rbm {
         sigma: f32,
         rng: &mut R,
     ) -> Result<Self> {
-        let mean = visible_means(data)?;
-        let n_visible = mean.len();
+        let b = base_rate_biases(data)?;
+        let n_visible = b.len();
         let normal = normal(sigma)?;
         let w: Vec<f32> = (0..n_visible * n_hidden)
             .map(|_| normal.sample(rng))
-            .collect();
-        let b = mean
-            .iter()
-            .map(|&p| {
-                let p = p.clamp(BASE_RATE_EPS, 1.0 - BASE_RATE_EPS);
-                (p / (1.0 - p)).ln() as f32
-            })
             .collect();
         Rbm::new(n_visible, n_hidden, w, b, vec![0.0; n_hidden])
     }
@@ -402,6 +395,19 @@ impl Rbm {
         }
         Ok(())
     }
+}
+
+/// The base-rate visible biases `b_i = logit(mean_i)` of binary data, the means clamped to
+/// `[BASE_RATE_EPS, 1 − BASE_RATE_EPS]`: the initialization of Sec. 4.1 of the S-DCP paper
+/// and the base model of AIS (Salakhutdinov & Murray 2008).
+pub fn base_rate_biases(data: &Dataset) -> Result<Vec<f32>> {
+    Ok(visible_means(data)?
+        .iter()
+        .map(|&p| {
+            let p = p.clamp(BASE_RATE_EPS, 1.0 - BASE_RATE_EPS);
+            (p / (1.0 - p)).ln() as f32
+        })
+        .collect())
 }
 
 /// The mean of each variable of a binary, non-empty dataset, in `f64`.

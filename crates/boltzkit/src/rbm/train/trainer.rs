@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::io::{MetricLog, MetricRecord};
 use crate::rbm::ais::{ais_log_partition, AisSchedule};
 use crate::rbm::file::{save_rbm, Offsets};
-use crate::rbm::model::{fill_batch, visible_means, BASE_RATE_EPS};
+use crate::rbm::model::{base_rate_biases, fill_batch, visible_means};
 use crate::rbm::{exact, Rbm};
 use crate::rng::{derive_rng, derive_seed};
 use rand::seq::SliceRandom;
@@ -482,13 +482,7 @@ impl AisLogLikelihood {
         if chains == 0 {
             return Err(Error::param("chains", "AIS needs at least one chain"));
         }
-        let base_b = visible_means(&data)?
-            .iter()
-            .map(|&m| {
-                let p = m.clamp(BASE_RATE_EPS, 1.0 - BASE_RATE_EPS);
-                (p / (1.0 - p)).ln() as f32
-            })
-            .collect();
+        let base_b = base_rate_biases(&data)?;
         Ok(AisLogLikelihood {
             name: name.into(),
             data,
