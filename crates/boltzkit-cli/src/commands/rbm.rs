@@ -12,10 +12,10 @@ use boltzkit::rbm::ais::{
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
 use boltzkit::rbm::train::trainer::{
-    AisLogLikelihood, Algorithm, ExactLogLikelihood, JsonlLog, Observer, Progress, StopReason,
-    TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
+    AisLogLikelihood, Algorithm, ExactLogLikelihood, JsonlLog, LearningRate, Observer, Progress,
+    StopReason, TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
 };
-use boltzkit::rbm::{base_rate_biases, sample_bernoulli, GibbsChains, Rbm};
+use boltzkit::rbm::{base_rate_biases, mean_neg_free_energy, sample_bernoulli, GibbsChains, Rbm};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
@@ -169,6 +169,9 @@ struct FitArgs {
     /// Learning rate
     #[arg(long, value_name = "X", default_value_t = 0.01)]
     lr: f32,
+    /// Decay the learning rate linearly from --lr at the first epoch to this value at the last
+    #[arg(long, value_name = "X")]
+    lr_end: Option<f32>,
     /// Mini-batch rows (0 = the full batch)
     #[arg(long, value_name = "N", default_value_t = 100)]
     batch_size: usize,
@@ -283,19 +286,6 @@ fn check_vars(path: &Path, data: &Dataset, rbm: &Rbm) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Average `−F(v)` over the data.
-fn mean_neg_free_energy(rbm: &Rbm, data: &Dataset) -> anyhow::Result<f64> {
-    let mut sum = 0.0f64;
-    let mut v = vec![0u8; data.n_vars()];
-    for s in 0..data.n_samples() {
-        v.iter_mut()
-            .zip(data.sample(s).iter())
-            .for_each(|(o, &x)| *o = x);
-        sum -= rbm.free_energy(&v)?;
-    }
-    Ok(sum / data.n_samples() as f64)
-}
-
 /// Advances the epoch bar and shows the latest monitored log-likelihood.
 struct BarObserver(ProgressBar);
 
@@ -331,7 +321,13 @@ impl FitArgs {
         let mut params = TrainParams::new()
             .epochs(self.epochs)
             .algorithm(algorithm)
-            .learning_rate(self.lr)
+            .schedule(match self.lr_end {
+                Some(end) => LearningRate::Linear {
+                    start: self.lr,
+                    end,
+                },
+                None => LearningRate::Constant(self.lr),
+            })
             .momentum(self.momentum)
             .weight_decay(self.weight_decay)
             .seed(derive_seed(seed, 1));
@@ -417,6 +413,7 @@ impl FitArgs {
 
         let settings = json!({
             "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": self.lr,
+            "lr_end": self.lr_end,
             "batch_size": self.batch_size, "k": k,
             "inner": if centered_or_dcp { Some(inner) } else { None },
             "momentum": self.momentum, "weight_decay": self.weight_decay,

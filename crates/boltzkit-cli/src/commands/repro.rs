@@ -56,6 +56,24 @@ enum ReproPaper {
         Examples:\n  boltzkit repro bslm -o bslm-out\n  boltzkit repro bslm --reps 1 --dims 5,10"
     )]
     Bslm(BslmReproArgs),
+
+    /// Sec. 4 of Upadhya & Sastry (S-DCP): ATLL curves of CD, PCD, CG, S-DCP, CS-DCP
+    #[command(
+        long_about = "The experiments of Sec. 4 of Upadhya & Sastry (S-DCP and CS-DCP \
+        against CD, PCD and the centered gradient). --small: bars & stripes 3×3 and shifting \
+        bar 9/1, 4 hidden units, full batch, CD-12, PCD-12, CG (K = 12), S-DCP and CS-DCP \
+        (d = 3, K′ = 4), η ∈ {0.3, 0.5}, 25 trials of 50,000 epochs, exact ATLL every \
+        --eval-every epochs (Figs. 1-2). --mnist: binarized MNIST (--data-dir), 500 hidden, \
+        batch 200, CD-24, CG (K = 24), S-DCP and CS-DCP (d = 6, K′ = 4), η = 0.01, test ATLL \
+        by AIS (--ais-chains, --ais-steps linear steps) every --eval-every epochs and at the \
+        end by AIS on the standard schedule beside reverse AIS (Fig. 3). Every trial starts \
+        all algorithms from the same initial model. Prints the final-ATLL table (mean ± sd \
+        over trials, the epoch at which the mean reaches 90% of its rise); -o DIR writes the \
+        mean ± sd curves (CSV, PNG), the table and, for MNIST, the models.\n\n\
+        Examples:\n  boltzkit repro sdcp --small --epochs 3000 -o sdcp-out\n  \
+        boltzkit repro sdcp --mnist --epochs 20 --trials 1 --algos cd,csdcp -o sdcp-mnist"
+    )]
+    Sdcp(crate::repro::sdcp::SdcpReproArgs),
 }
 
 #[derive(Debug, Args)]
@@ -112,6 +130,7 @@ impl ReproArgs {
         match self.paper {
             ReproPaper::Fsll(a) => a.run(),
             ReproPaper::Bslm(a) => a.run(),
+            ReproPaper::Sdcp(a) => a.run(),
         }
     }
 }

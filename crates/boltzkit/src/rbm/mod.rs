@@ -26,4 +26,4 @@ mod testutil;
 
 pub use exact::{ExactGradient, Precision};
 pub use gibbs::{sample_bernoulli, GibbsChains};
-pub use model::{base_rate_biases, fill_batch, visible_means, Rbm};
+pub use model::{base_rate_biases, fill_batch, mean_neg_free_energy, visible_means, Rbm};

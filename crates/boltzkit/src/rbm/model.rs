@@ -426,6 +426,37 @@ pub fn visible_means(data: &Dataset) -> Result<Vec<f64>> {
     Ok(sum.iter().map(|&s| s as f64 / n).collect())
 }
 
+/// Rows per block of [`mean_neg_free_energy`].
+const FREE_ENERGY_BLOCK: usize = 256;
+
+/// The average `−F(v)` over the rows of a binary dataset (the data term of a log-likelihood
+/// whose `ln Z` is estimated, e.g. by AIS): [`Rbm::free_energy_batch`] on blocks of rows,
+/// summed in `f64` in row order (the same bits for any thread count). [`crate::rbm::exact`]
+/// keeps an all-`f64` twin for its exact likelihoods.
+pub fn mean_neg_free_energy(rbm: &Rbm, data: &Dataset) -> Result<f64> {
+    visible_means(data)?; // binary and non-empty
+    let nv = rbm.n_visible();
+    check_len("mean_neg_free_energy", "data columns", data.n_vars(), nv)?;
+    let n = data.n_samples();
+    let block = FREE_ENERGY_BLOCK.min(n);
+    let mut v = vec![0f32; block * nv];
+    let mut f = vec![0f64; block];
+    let mut scratch = vec![0f32; block * rbm.n_hidden()];
+    let rows: Vec<usize> = (0..n).collect();
+    let mut sum = 0f64;
+    for chunk in rows.chunks(block) {
+        let m = chunk.len();
+        fill_batch(data, chunk, &mut v[..m * nv])?;
+        rbm.free_energy_batch(
+            &v[..m * nv],
+            &mut f[..m],
+            &mut scratch[..m * rbm.n_hidden()],
+        )?;
+        sum -= f[..m].iter().sum::<f64>();
+    }
+    Ok(sum / n as f64)
+}
+
 /// Copies the samples `rows` of a binary dataset into the mini-batch `out`
 /// (`rows.len() × n_vars`, 0.0 / 1.0).
 pub fn fill_batch(data: &Dataset, rows: &[usize], out: &mut [f32]) -> Result<()> {
@@ -472,6 +503,67 @@ mod tests {
     use crate::rbm::testutil::{all_states, brute_log_z};
     use crate::rng::rng_from_seed;
     use ndarray::Array2;
+
+    /// `V·W + c` and `H·Wᵀ + b` by the sparse 0/1 path (density below the switch), the dense
+    /// path (probabilities) and an `f64` reference agree; the packed-weight cache follows
+    /// parameter changes.
+    #[test]
+    fn sparse_and_dense_products_agree_with_reference() {
+        use rand::Rng;
+        let (nv, nh, rows) = (53, 21, 7);
+        let mut rbm = Rbm::random(nv, nh, 0.7, &mut rng_from_seed(4)).unwrap();
+        let mut rng = rng_from_seed(5);
+        let sparse_v: Vec<f32> = (0..rows * nv)
+            .map(|_| f32::from(u8::from(rng.random::<f32>() < 0.1)))
+            .collect();
+        let sparse_h: Vec<f32> = (0..rows * nh)
+            .map(|_| f32::from(u8::from(rng.random::<f32>() < 0.15)))
+            .collect();
+        let probs_v: Vec<f32> = (0..rows * nv).map(|_| rng.random::<f32>()).collect();
+        let reference = |rbm: &Rbm, x: &[f32], visible_side: bool| -> Vec<f64> {
+            let (nin, nout) = if visible_side { (nv, nh) } else { (nh, nv) };
+            let mut out = vec![0f64; rows * nout];
+            for r in 0..rows {
+                for o in 0..nout {
+                    let mut acc = if visible_side {
+                        f64::from(rbm.c()[o])
+                    } else {
+                        f64::from(rbm.b()[o])
+                    };
+                    for i in 0..nin {
+                        let w = if visible_side {
+                            rbm.w()[i * nh + o]
+                        } else {
+                            rbm.w()[o * nh + i]
+                        };
+                        acc += f64::from(x[r * nin + i]) * f64::from(w);
+                    }
+                    out[r * nout + o] = acc;
+                }
+            }
+            out
+        };
+        let check = |rbm: &Rbm| {
+            for (x, visible_side) in [(&sparse_v, true), (&probs_v, true), (&sparse_h, false)] {
+                let n_out = if visible_side { nh } else { nv };
+                let mut got = vec![0f32; rows * n_out];
+                if visible_side {
+                    rbm.hidden_input(x, &mut got).unwrap();
+                } else {
+                    rbm.visible_input(x, &mut got).unwrap();
+                }
+                let want = reference(rbm, x, visible_side);
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((f64::from(*g) - w).abs() < 1e-4, "{g} vs {w}");
+                }
+            }
+        };
+        check(&rbm);
+        // a parameter change drops the packed copies: the next products use the new W
+        rbm.params_mut().0.iter_mut().for_each(|w| *w = -*w * 0.5);
+        check(&rbm);
+        check(&rbm.clone());
+    }
 
     #[test]
     fn new_checks_shapes_and_values() {

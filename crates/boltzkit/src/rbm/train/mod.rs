@@ -139,3 +139,49 @@ pub trait GradientEstimator {
     /// Fills `grad` with the estimate for the mini-batch `v` (`batch × n_visible`, 0/1).
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::rng_from_seed;
+    use rand::Rng;
+
+    /// The gradient statistics by the sparse path (0/1 batches of density 0.1) and the dense
+    /// one (density 0.6) against an `f64` reference.
+    #[test]
+    fn set_difference_matches_reference_sparse_and_dense() {
+        let (nv, nh) = (41, 13);
+        let rbm = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(1)).unwrap();
+        let mut rng = rng_from_seed(2);
+        for density in [0.1f32, 0.6] {
+            let (bp, bn) = (9, 6);
+            let mut bits = |n: usize| -> Vec<f32> {
+                (0..n)
+                    .map(|_| f32::from(u8::from(rng.random::<f32>() < density)))
+                    .collect()
+            };
+            let (vp, vn) = (bits(bp * nv), bits(bn * nv));
+            let (mut pp, mut pn) = (vec![0f32; bp * nh], vec![0f32; bn * nh]);
+            rbm.hidden_probs(&vp, &mut pp).unwrap();
+            rbm.hidden_probs(&vn, &mut pn).unwrap();
+            let mut g = Gradient::like(&rbm);
+            g.set_difference(&rbm, &vp, &pp, &vn, &pn).unwrap();
+            for i in 0..nv {
+                for j in 0..nh {
+                    let stat = |v: &[f32], p: &[f32], rows: usize| -> f64 {
+                        (0..rows)
+                            .map(|r| f64::from(v[r * nv + i]) * f64::from(p[r * nh + j]))
+                            .sum::<f64>()
+                            / rows as f64
+                    };
+                    let want = stat(&vp, &pp, bp) - stat(&vn, &pn, bn);
+                    let got = f64::from(g.w[i * nh + j]);
+                    assert!(
+                        (got - want).abs() < 1e-5,
+                        "{density} w[{i},{j}]: {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}

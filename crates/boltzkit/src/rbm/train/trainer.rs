@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::io::{MetricLog, MetricRecord};
 use crate::rbm::ais::{ais_log_partition, AisSchedule};
 use crate::rbm::file::{save_rbm, Offsets};
-use crate::rbm::model::{base_rate_biases, fill_batch, visible_means};
+use crate::rbm::model::{base_rate_biases, fill_batch, mean_neg_free_energy, visible_means};
 use crate::rbm::{exact, Rbm};
 use crate::rng::{derive_rng, derive_seed};
 use rand::seq::SliceRandom;
@@ -514,15 +514,7 @@ impl Observer for AisLogLikelihood {
             self.chains,
             derive_seed(self.seed, p.epoch as u64),
         )?;
-        let mut sum = 0.0f64;
-        let mut v = vec![0u8; self.data.n_vars()];
-        for s in 0..self.data.n_samples() {
-            v.iter_mut()
-                .zip(self.data.sample(s).iter())
-                .for_each(|(o, &x)| *o = x);
-            sum -= p.rbm.free_energy(&v)?;
-        }
-        let ll = sum / self.data.n_samples() as f64 - est.log_z;
+        let ll = mean_neg_free_energy(p.rbm, &self.data)? - est.log_z;
         p.metrics.insert(self.name.clone(), ll);
         p.metrics.insert(format!("{}_log_z", self.name), est.log_z);
         p.metrics
