@@ -8,6 +8,7 @@
 //! | [`fsll`] | the full-span log-linear model and its greedy MDL learner (Takabatake & Akaho) |
 //! | [`fvbm`] | fully visible Boltzmann machines: exact engine, Gibbs, MPLE (BSLM, GA, Newton), sandwich SEs, exact MLE |
 //! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
+//! | [`optim`] | the shared L-BFGS minimizer |
 //! | [`io`] | model files (safetensors), metric logs (JSONL), atomic writes |
 //! | [`rng`] | the one named generator and per-task seed derivation |
 //! | [`error`] | the one [`Error`] type |
@@ -24,6 +25,7 @@ pub mod fsll;
 pub mod fvbm;
 pub mod io;
 pub mod linalg;
+pub mod optim;
 pub mod rbm;
 pub mod rng;
 
