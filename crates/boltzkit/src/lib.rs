@@ -9,6 +9,7 @@
 //! | [`fvbm`] | fully visible Boltzmann machines: exact engine, Gibbs, MPLE (BSLM, GA, Newton), sandwich SEs, exact MLE |
 //! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
 //! | [`optim`] | the shared L-BFGS minimizer |
+//! | [`classify`] | multinomial logistic regression (the readout that scores learned features) |
 //! | [`io`] | model files (safetensors), metric logs (JSONL), atomic writes |
 //! | [`rng`] | the one named generator and per-task seed derivation |
 //! | [`error`] | the one [`Error`] type |
@@ -18,6 +19,7 @@
 //! return numbers; `io` writes models and records.
 #![deny(missing_docs)]
 
+pub mod classify;
 pub mod data;
 pub mod error;
 pub mod estimate;

@@ -21,6 +21,8 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod fw;
+
 /// `boltzkit rbm <verb>`.
 #[derive(Debug, Args)]
 pub struct RbmArgs {
@@ -57,6 +59,14 @@ enum RbmVerb {
         Example:\n  boltzkit rbm sample --model m.safetensors -n 1000 -o s.npy --seed 3"
     )]
     Sample(SampleArgs),
+    /// Hidden features E[h | v] of a data file (for downstream classifiers)
+    #[command(
+        long_about = "Write the hidden features E[h_j | v] = σ(c_j + vᵀW_j) of every row of a \
+        data file as a samples × hidden .npy (f64), e.g. for the classification error of \
+        Figure 2 of the Frank-Wolfe paper.\n\n\
+        Example:\n  boltzkit rbm features --model m.safetensors --data x.amat -o f.npy"
+    )]
+    Features(fw::FeaturesArgs),
 }
 
 /// The training algorithm of `rbm fit`.
@@ -72,6 +82,8 @@ enum AlgoArg {
     Sdcp,
     /// Centered S-DCP
     Csdcp,
+    /// Frank-Wolfe: an infinite RBM grown by one hidden unit per iteration (Ping et al. 2016)
+    FrankWolfe,
 }
 
 /// How `rbm fit` monitors the log-likelihood during training.
@@ -169,6 +181,8 @@ struct FitArgs {
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
     #[command(flatten)]
+    fw: fw::FwFlags,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -219,6 +233,7 @@ impl RbmArgs {
             RbmVerb::Fit(a) => a.run(),
             RbmVerb::Eval(a) => a.run(),
             RbmVerb::Sample(a) => a.run(),
+            RbmVerb::Features(a) => a.run(),
         }
     }
 }
@@ -279,8 +294,22 @@ impl Observer for BarObserver {
     }
 }
 
+/// The reader's binarization for `--binarize` (stochastic draws seeded from `seed`).
+fn binarize_of(arg: BinarizeArg, seed: u64) -> Binarize {
+    match arg {
+        BinarizeArg::None => Binarize::None,
+        BinarizeArg::Threshold(t) => Binarize::Threshold(t),
+        BinarizeArg::Stochastic => Binarize::Stochastic {
+            seed: derive_seed(seed, 2),
+        },
+    }
+}
+
 impl FitArgs {
     fn run(self) -> anyhow::Result<()> {
+        if self.algo == AlgoArg::FrankWolfe {
+            return fw::fit(self);
+        }
         let seed = self.common.init()?;
         let mut summary = Summary::new("rbm fit", Some(seed));
         let centered_or_dcp = matches!(self.algo, AlgoArg::Sdcp | AlgoArg::Csdcp);
@@ -295,6 +324,7 @@ impl FitArgs {
             AlgoArg::Cg => Algorithm::Cg { k },
             AlgoArg::Sdcp => Algorithm::Sdcp { inner, k },
             AlgoArg::Csdcp => Algorithm::CsDcp { inner, k },
+            AlgoArg::FrankWolfe => return fw::fit(self),
         };
         let mut params = TrainParams::new()
             .epochs(self.epochs)
@@ -310,14 +340,7 @@ impl FitArgs {
         };
         params.check()?;
 
-        let binarize = match self.binarize {
-            BinarizeArg::None => Binarize::None,
-            BinarizeArg::Threshold(t) => Binarize::Threshold(t),
-            BinarizeArg::Stochastic => Binarize::Stochastic {
-                seed: derive_seed(seed, 2),
-            },
-        };
-        let data = load_binary(&self.data, binarize)?;
+        let data = load_binary(&self.data, binarize_of(self.binarize, seed))?;
         let rbm = match &self.model {
             Some(path) => {
                 let rbm = load_rbm(path)?.rbm;

@@ -1,4 +1,5 @@
 //! `boltzkit repro <paper>`: regenerate a paper's tables from scratch.
 
 pub mod bslm;
+pub mod frank_wolfe;
 pub mod fsll;
