@@ -16,7 +16,8 @@ fn path(dir: &Path, name: &str) -> String {
     dir.join(name).display().to_string()
 }
 
-/// The 3×3 bars-and-stripes patterns as a .csv, each twice.
+/// The 3×3 bars-and-stripes patterns as a .csv (16 rows: the 14 distinct ones, the
+/// all-off and all-on patterns twice).
 fn bars_and_stripes(dir: &Path) -> String {
     let mut rows = Vec::new();
     for mask in 0u32..8 {
@@ -33,7 +34,7 @@ fn bars_and_stripes(dir: &Path) -> String {
     p
 }
 
-fn fw_fit(dir: &Path, data: &str, extra: &[&str]) -> serde_json::Value {
+fn fw_fit(dir: &Path, data: &str, units: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec![
         "rbm",
         "fit",
@@ -42,7 +43,7 @@ fn fw_fit(dir: &Path, data: &str, extra: &[&str]) -> serde_json::Value {
         "--data",
         data,
         "--max-units",
-        "6",
+        units,
         "--samples",
         "200",
         "--lr",
@@ -75,6 +76,7 @@ fn fit_grows_a_standard_rbm_logs_every_iteration_and_continues_from_a_model() {
     let v = fw_fit(
         dir.path(),
         &data,
+        "6",
         &["-o", &model, "--log", &log, "--valid", &data],
     );
     assert_eq!(v["units"], 6);
@@ -91,11 +93,7 @@ fn fit_grows_a_standard_rbm_logs_every_iteration_and_continues_from_a_model() {
 
     // warm start: continues at t = 7 up to 9 units
     let more = path(dir.path(), "fw9.safetensors");
-    let w = fw_fit(
-        dir.path(),
-        &data,
-        &["-o", &more, "--model", &model, "--max-units", "9"],
-    );
+    let w = fw_fit(dir.path(), &data, "9", &["-o", &more, "--model", &model]);
     assert_eq!(
         (w["start_units"].as_u64(), w["units"].as_u64()),
         (Some(6), Some(9))
@@ -136,6 +134,7 @@ fn fractional_and_away_options_and_usage_errors() {
     let v = fw_fit(
         dir.path(),
         &data,
+        "6",
         &["-o", &model, "--free-alpha", "0.5", "--away"],
     );
     assert_eq!(v["standard_rbm"], false);
@@ -182,7 +181,7 @@ fn features_are_written_as_npy() {
     let dir = tempfile::tempdir().unwrap();
     let data = bars_and_stripes(dir.path());
     let model = path(dir.path(), "fw.safetensors");
-    fw_fit(dir.path(), &data, &["-o", &model]);
+    fw_fit(dir.path(), &data, "6", &["-o", &model]);
     let out_path = path(dir.path(), "features.npy");
     let out = boltzkit()
         .args([
@@ -198,10 +197,10 @@ fn features_are_written_as_npy() {
     let v = json(&out.stdout);
     assert_eq!(
         (v["samples"].as_u64(), v["hidden"].as_u64()),
-        (Some(28), Some(6))
+        (Some(16), Some(6))
     );
     let (shape, values) = boltzkit::data::read_npy_f64(Path::new(&out_path)).unwrap();
-    assert_eq!(shape, vec![28, 6]);
+    assert_eq!(shape, vec![16, 6]);
     assert!(values.iter().all(|&p| p > 0.0 && p < 1.0));
 }
 

@@ -181,7 +181,7 @@ struct FitArgs {
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
     #[command(flatten)]
-    fw: fw::FwFlags,
+    fw: Box<fw::FwFlags>,
     #[command(flatten)]
     common: CommonArgs,
 }

@@ -57,19 +57,19 @@ pub struct FwReproArgs {
     #[arg(long, value_name = "N", default_value_t = 10)]
     k: usize,
     /// CD learning rate
-    #[arg(long, value_name = "X", default_value_t = 0.01)]
+    #[arg(long, value_name = "X", default_value_t = 0.05)]
     lr: f32,
     /// CD mini-batch size
     #[arg(long, value_name = "N", default_value_t = 100)]
     batch_size: usize,
     /// FW: λ (Eqs. 6, 9)
-    #[arg(long, value_name = "X", default_value_t = 0.05)]
+    #[arg(long, value_name = "X", default_value_t = 0.1)]
     lambda: f64,
     /// FW: η of the bias update (Eq. 10)
-    #[arg(long, value_name = "X", default_value_t = 0.05)]
-    fw_lr: f64,
+    #[arg(long, value_name = "X", default_value_t = 0.5)]
+    bias_lr: f64,
     /// FW: persistent chains S
-    #[arg(long, value_name = "S", default_value_t = 500)]
+    #[arg(long, value_name = "S", default_value_t = 2000)]
     samples: usize,
     /// FW: Gibbs steps per draw
     #[arg(long, value_name = "N", default_value_t = 3)]
@@ -81,7 +81,7 @@ pub struct FwReproArgs {
     #[arg(long, value_name = "N", default_value_t = 20)]
     bias_steps: usize,
     /// FW: the gap tolerance (nats) of the size selection
-    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    #[arg(long, value_name = "X", default_value_t = 5.0)]
     gap_tol: f64,
     /// FW: units between test log-likelihood / gap evaluations
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -291,7 +291,7 @@ impl FwReproArgs {
         let params = FwParams::new()
             .max_units(self.max_units)
             .lambda(self.lambda)
-            .learning_rate(self.fw_lr)
+            .learning_rate(self.bias_lr)
             .samples(self.samples)
             .gibbs_steps(self.gibbs_steps)
             .lbfgs_iterations(self.lbfgs_iters)

@@ -26,10 +26,13 @@ pub(super) struct FwFlags {
     #[arg(long, value_name = "T", default_value_t = 100)]
     max_units: usize,
     /// λ of the penalty λ/2 E_q‖w‖² (Eqs. 6, 9)
-    #[arg(long, value_name = "X", default_value_t = 0.05)]
+    #[arg(long, value_name = "X", default_value_t = 0.1)]
     lambda: f64,
+    /// η of the bias update (Eq. 10); --lr is not used by frank-wolfe
+    #[arg(long, value_name = "X", default_value_t = 0.5)]
+    bias_lr: f64,
     /// S: persistent chains, i.e. model samples per iteration
-    #[arg(long, value_name = "S", default_value_t = 500)]
+    #[arg(long, value_name = "S", default_value_t = 2000)]
     samples: usize,
     /// L-BFGS iterations per subproblem (Eq. 9)
     #[arg(long, value_name = "N", default_value_t = 50)]
@@ -41,7 +44,7 @@ pub(super) struct FwFlags {
     #[arg(long, value_name = "N", default_value_t = 20)]
     bias_steps: usize,
     /// Bias steps stop when the RMS bias gradient is below this
-    #[arg(long, value_name = "X", default_value_t = 0.01)]
+    #[arg(long, value_name = "X", default_value_t = 0.015)]
     bias_tol: f64,
     /// Away steps: remove a unit when that raises the objective (Guélat-Marcotte)
     #[arg(long)]
@@ -59,7 +62,7 @@ pub(super) struct FwFlags {
     #[arg(long)]
     early_stop: bool,
     /// How far (nats) the gap may rise above its minimum before it counts as grown
-    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    #[arg(long, value_name = "X", default_value_t = 5.0)]
     gap_tol: f64,
     /// AIS chains for --test
     #[arg(long, value_name = "N", default_value_t = 100)]
@@ -88,7 +91,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     let params = FwParams::new()
         .max_units(f.max_units)
         .lambda(f.lambda)
-        .learning_rate(f64::from(a.lr))
+        .learning_rate(f.bias_lr)
         .samples(f.samples)
         .gibbs_steps(a.k)
         .lbfgs_iterations(f.lbfgs_iters)
@@ -146,7 +149,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     let rec = &fit.record;
 
     let settings = json!({
-        "algo": "frank-wolfe", "max_units": f.max_units, "lambda": f.lambda, "lr": a.lr,
+        "algo": "frank-wolfe", "max_units": f.max_units, "lambda": f.lambda, "bias_lr": f.bias_lr,
         "samples": f.samples, "k": a.k, "lbfgs_iters": f.lbfgs_iters, "lbfgs_tol": f.lbfgs_tol,
         "bias_steps": f.bias_steps, "bias_tol": f.bias_tol, "away": f.away,
         "free_alpha": f.free_alpha, "eval_every": a.eval_every, "early_stop": f.early_stop,

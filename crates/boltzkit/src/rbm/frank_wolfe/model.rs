@@ -67,7 +67,7 @@ impl FwModel {
             });
         }
         let sum: f64 = q.iter().sum();
-        if q.iter().any(|&x| !(x >= 0.0)) || (sum - 1.0).abs() > 1e-9 {
+        if q.iter().any(|x| x.is_nan() || *x < 0.0) || (sum - 1.0).abs() > 1e-9 {
             return Err(Error::param(
                 "q",
                 format!("must be a distribution (sum {sum})"),

@@ -119,7 +119,7 @@ fn after_each_step_the_model_is_a_standard_rbm_with_t_units() {
 
 fn bias_grad_rms(rbm: &Rbm, data: &Dataset) -> f64 {
     let g = exact::log_likelihood_gradient(rbm, data).unwrap();
-    (g.b.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>() / g.b.len() as f64).sqrt()
+    (g.b.iter().map(|&x| x.powi(2)).sum::<f64>() / g.b.len() as f64).sqrt()
 }
 
 /// The bias update (Eq. 10) lowers the exact bias gradient.
