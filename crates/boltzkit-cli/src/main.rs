@@ -10,6 +10,7 @@ mod commands;
 mod exit;
 mod fsll_run;
 mod fw_run;
+mod plot;
 mod progress;
 mod report;
 mod repro;

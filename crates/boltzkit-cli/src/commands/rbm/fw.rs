@@ -108,7 +108,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
         .gap_tol(f.gap_tol)
         .seed(derive_seed(seed, 1));
     params.check()?;
-    let binarize = super::binarize_of(a.binarize, seed);
+    let binarize = a.binarize.resolve(derive_seed(seed, 2));
     let data = load_binary(&a.data, binarize)?;
     let valid = f
         .valid
@@ -241,7 +241,7 @@ pub(super) struct FeaturesArgs {
 
 impl FeaturesArgs {
     pub(super) fn run(self) -> anyhow::Result<()> {
-        let randomized = self.binarize == BinarizeArg::Stochastic;
+        let randomized = self.binarize.is_random();
         let seed = if randomized {
             Some(self.common.init()?)
         } else {
@@ -258,7 +258,7 @@ impl FeaturesArgs {
                 _ => return Err(e.into()),
             },
         };
-        let binarize: Binarize = super::binarize_of(self.binarize, seed.unwrap_or(0));
+        let binarize: Binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
         let data = load_binary(&self.data, binarize)?;
         super::check_vars(&self.data, &data, &rbm)?;
         let f = hidden_features(&rbm, &data)?;
