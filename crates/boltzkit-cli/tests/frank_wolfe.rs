@@ -272,6 +272,26 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
             "{method}\n{csv}"
         );
     }
+    for png in ["fig1-caltech.png", "fig2-caltech.png"] {
+        let bytes = std::fs::read(out_dir.join(png)).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG", "{png}");
+    }
+    // --replot redraws from the JSON alone
+    std::fs::remove_file(out_dir.join("fig1-caltech.png")).unwrap();
+    boltzkit()
+        .args([
+            "repro",
+            "frank-wolfe",
+            "--datasets",
+            "caltech",
+            "--replot",
+            "-q",
+            "-o",
+        ])
+        .arg(&out_dir)
+        .assert()
+        .success();
+    assert!(out_dir.join("fig1-caltech.png").is_file());
     let fw_csv = std::fs::read_to_string(out_dir.join("fw-caltech.csv")).unwrap();
     assert_eq!(
         fw_csv.lines().count(),

@@ -7,6 +7,7 @@
 
 use crate::args::CommonArgs;
 use crate::fw_run::{self, ais_schedule, AisTest};
+use crate::plot::{line_chart, Chart, Series};
 use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::classify::{LogisticParams, LogisticRegression};
@@ -95,6 +96,9 @@ pub struct FwReproArgs {
     /// Skip the classification (Figure 2)
     #[arg(long)]
     no_classify: bool,
+    /// Only redraw the PNGs from the JSON results already in -o DIR (no training)
+    #[arg(long)]
+    replot: bool,
     /// Output directory (CSV, JSON)
     #[arg(short, long, value_name = "DIR", default_value = "fw-repro")]
     output: PathBuf,
@@ -228,6 +232,21 @@ impl FwReproArgs {
         std::fs::create_dir_all(&self.output)
             .with_context(|| format!("creating {}", self.output.display()))?;
         let mut summary = Summary::new("repro frank-wolfe", Some(seed));
+        if self.replot {
+            for name in &self.datasets {
+                let path = self.output.join(format!("frank-wolfe-{name}.json"));
+                let text = std::fs::read_to_string(&path).with_context(|| {
+                    format!("reading {} (run without --replot first)", path.display())
+                })?;
+                let result: serde_json::Value = serde_json::from_str(&text).with_context(|| {
+                    format!("{}: not the JSON of repro frank-wolfe", path.display())
+                })?;
+                self.draw_figures(name, &result)?;
+                summary.set(name.clone(), format!("fig1-{name}.png"));
+            }
+            summary.set("output", self.output.display().to_string());
+            return summary.emit(&common);
+        }
         for (di, name) in self.datasets.iter().enumerate() {
             let dseed = derive_seed(seed, di as u64);
             let splits = match name.as_str() {
@@ -265,6 +284,61 @@ impl FwReproArgs {
         };
         let m = LogisticRegression::fit(&ftrain, rbm.n_hidden(), &s.train_labels, &params)?;
         Ok(Some(m.error_rate(&ftest, &s.test_labels)?))
+    }
+
+    /// Figures 1 and 2 as PNG (`fig1-{name}.png`, `fig2-{name}.png`) from the JSON result of
+    /// [`FwReproArgs::run_dataset`].
+    fn draw_figures(&self, name: &str, result: &serde_json::Value) -> anyhow::Result<()> {
+        let num = |v: &serde_json::Value| v.as_f64();
+        let empty = Vec::new();
+        let points = result["points"].as_array().unwrap_or(&empty);
+        let curve = |method: &str, key: &str, scale: f64| -> Vec<(f64, f64)> {
+            points
+                .iter()
+                .filter(|p| p["method"] == method)
+                .filter_map(|p| Some((num(&p["units"])?, scale * num(&p[key])?)))
+                .collect()
+        };
+        let fw: Vec<(f64, f64, f64)> = result["evaluations"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter_map(|e| {
+                let m = &e["metrics"];
+                Some((
+                    num(&e["units"])?,
+                    num(&m["test_ll"])?,
+                    3.0 * num(&m["test_ll_se"]).unwrap_or(0.0),
+                ))
+            })
+            .collect();
+        let k = result["k"].as_u64().unwrap_or(self.k as u64);
+        let restarts = result["restarts"].as_u64().unwrap_or(self.restarts as u64);
+        let rand = format!("CD-{k} (best of {restarts} random inits)");
+        let fwi = format!("CD-{k} (FW init)");
+        let mut fig1 = Chart::new(format!("{name}: average test log-likelihood (AIS)"))
+            .x_label("hidden units")
+            .y_label("avg. test log-likelihood (nats)")
+            .series(
+                Series::new("FW", fw.iter().map(|&(x, y, _)| (x, y)).collect())
+                    .band(fw.iter().map(|&(_, _, b)| b).collect()),
+            )
+            .series(Series::new(rand.clone(), curve("cd_rand", "test_ll", 1.0)))
+            .series(Series::new(fwi.clone(), curve("cd_fw", "test_ll", 1.0)));
+        if let Some(sel) = result["selected_units"].as_f64() {
+            fig1 = fig1.v_line(sel, format!("size selected by the gap: {sel}"), Some(0));
+        }
+        line_chart(&self.output.join(format!("fig1-{name}.png")), &fig1)?;
+        let fig2 = Chart::new(format!("{name}: test error, logistic regression on E[h|v]"))
+            .x_label("hidden units")
+            .y_label("test error (%)")
+            .series(Series::new("FW", curve("fw", "test_error", 100.0)))
+            .series(Series::new(rand, curve("cd_rand", "test_error", 100.0)))
+            .series(Series::new(fwi, curve("cd_fw", "test_error", 100.0)));
+        if points.iter().any(|p| p["test_error"].is_number()) {
+            line_chart(&self.output.join(format!("fig2-{name}.png")), &fig2)?;
+        }
+        Ok(())
     }
 
     fn run_dataset(
@@ -461,6 +535,8 @@ impl FwReproArgs {
             "evaluations": rec.evaluations,
             "points": points,
             "epochs": epochs,
+            "k": self.k,
+            "restarts": self.restarts,
             "ais": {"chains": self.ais_chains, "steps": if self.ais_steps == 0 { 14_500 } else { self.ais_steps }},
             "mean_iteration_s": {
                 "sampling": rec.iterations.iter().map(|r| r.sampling_s).sum::<f64>() / rec.iterations.len().max(1) as f64,
@@ -472,6 +548,7 @@ impl FwReproArgs {
             &self.output.join(format!("frank-wolfe-{name}.json")),
             serde_json::to_string_pretty(&result)?.as_bytes(),
         )?;
+        self.draw_figures(name, &result)?;
         Ok(result)
     }
 }
