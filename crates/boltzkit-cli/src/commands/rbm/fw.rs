@@ -49,7 +49,7 @@ pub(super) struct FwFlags {
     /// Away steps: remove a unit when that raises the objective (Guélat-Marcotte)
     #[arg(long)]
     away: bool,
-    /// Fractional RBM: free α with this gradient step (0: α = t, sampled by Metropolis-Hastings)
+    /// Fractional RBM: free α with this gradient step, sampled by Metropolis-Hastings (0: α = t)
     #[arg(long, value_name = "STEP")]
     free_alpha: Option<f64>,
     /// Validation data: the train/validation gap selects the size

@@ -26,7 +26,8 @@ pub enum AlphaRule {
     /// A fractional RBM (Sec. 3.3): `α` grows by 1 with each inserted atom (and shrinks by the
     /// removed atom's `α q_i` on an away step), then takes one gradient-ascent step
     /// `α ← α + step · ∇_α L` (the appendix's `∇_α L`, estimated with the model samples) per
-    /// iteration; `step = 0` keeps `α = t` but samples with Metropolis-Hastings all the same.
+    /// iteration; with `step = 0`, `α` stays `t` and the model stays standard (Gibbs sampling);
+    /// once `α ≠ t` the chains use Metropolis-Hastings (Sec. 3.3).
     Free {
         /// Step size of the `α` update, ≥ 0.
         step: f64,
