@@ -808,8 +808,8 @@ const EVAL_BATCH: usize = 256;
 /// log-likelihood plus `ln Z`): hidden inputs by GEMM in batches, sums in `f64`, batches
 /// combined in order (same bits for any thread count).
 pub fn mean_log_unnormalized(model: &FwModel, data: &Dataset) -> Result<f64> {
-    exact::check_data_for(&model.atoms_rbm()?, data, "mean_log_unnormalized")?;
     let atoms = model.atoms_rbm()?;
+    exact::check_data_for(&atoms, data, "mean_log_unnormalized")?;
     let coef = model.coefficients();
     let (nv, nh) = (model.n_visible(), model.n_units());
     let n = data.n_samples();
