@@ -8,6 +8,8 @@
 //! | [`fsll`] | the full-span log-linear model and its greedy MDL learner (Takabatake & Akaho) |
 //! | [`fvbm`] | fully visible Boltzmann machines: exact engine, Gibbs, MPLE (BSLM, GA, Newton), sandwich SEs, exact MLE |
 //! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
+//! | [`optim`] | the shared L-BFGS minimizer |
+//! | [`classify`] | multinomial logistic regression (the readout that scores learned features) |
 //! | [`io`] | model files (safetensors), metric logs (JSONL), atomic writes |
 //! | [`rng`] | the one named generator and per-task seed derivation |
 //! | [`error`] | the one [`Error`] type |
@@ -17,6 +19,7 @@
 //! return numbers; `io` writes models and records.
 #![deny(missing_docs)]
 
+pub mod classify;
 pub mod data;
 pub mod error;
 pub mod estimate;
@@ -24,6 +27,7 @@ pub mod fsll;
 pub mod fvbm;
 pub mod io;
 pub mod linalg;
+pub mod optim;
 pub mod rbm;
 pub mod rng;
 

@@ -23,6 +23,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod fw;
 mod plot;
 
 /// `boltzkit rbm <verb>`.
@@ -67,6 +68,14 @@ enum RbmVerb {
         Example:\n  boltzkit rbm sample --model m.safetensors -n 1000 -o s.npy --seed 3"
     )]
     Sample(SampleArgs),
+    /// Hidden features E[h | v] of a data file (for downstream classifiers)
+    #[command(
+        long_about = "Write the hidden features E[h_j | v] = σ(c_j + vᵀW_j) of every row of a \
+        data file as a samples × hidden .npy (f64), e.g. for the classification error of \
+        Figure 2 of the Frank-Wolfe paper.\n\n\
+        Example:\n  boltzkit rbm features --model m.safetensors --data x.amat -o f.npy"
+    )]
+    Features(fw::FeaturesArgs),
     /// Draw learning curves, weight filters, samples or reconstructions as a PNG
     #[command(long_about = plot::LONG_ABOUT)]
     Plot(plot::PlotArgs),
@@ -85,6 +94,8 @@ enum AlgoArg {
     Sdcp,
     /// Centered S-DCP
     Csdcp,
+    /// Frank-Wolfe: an infinite RBM grown by one hidden unit per iteration (Ping et al. 2016)
+    FrankWolfe,
 }
 
 /// How `rbm fit` monitors the log-likelihood during training.
@@ -203,6 +214,8 @@ struct FitArgs {
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
     #[command(flatten)]
+    fw: Box<fw::FwFlags>,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -253,6 +266,7 @@ impl RbmArgs {
             RbmVerb::Fit(a) => a.run(),
             RbmVerb::Eval(a) => a.run(),
             RbmVerb::Sample(a) => a.run(),
+            RbmVerb::Features(a) => a.run(),
             RbmVerb::Plot(a) => a.run(),
         }
     }
@@ -303,6 +317,9 @@ impl Observer for BarObserver {
 
 impl FitArgs {
     fn run(self) -> anyhow::Result<()> {
+        if self.algo == AlgoArg::FrankWolfe {
+            return fw::fit(self);
+        }
         let seed = self.common.init()?;
         let mut summary = Summary::new("rbm fit", Some(seed));
         let centered_or_dcp = matches!(self.algo, AlgoArg::Sdcp | AlgoArg::Csdcp);
@@ -317,6 +334,7 @@ impl FitArgs {
             AlgoArg::Cg => Algorithm::Cg { k },
             AlgoArg::Sdcp => Algorithm::Sdcp { inner, k },
             AlgoArg::Csdcp => Algorithm::CsDcp { inner, k },
+            AlgoArg::FrankWolfe => return fw::fit(self),
         };
         let mut params = TrainParams::new()
             .epochs(self.epochs)

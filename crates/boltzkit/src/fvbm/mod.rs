@@ -15,7 +15,7 @@
 //! | [`newton`] | MPLE by damped Newton with a line search (the fast solver) |
 //! | [`separation`] | runaway parameters: when the MPLE does not exist |
 //! | [`inference`] | sandwich standard errors and Wald z-tests for the MPLE |
-//! | [`lbfgs`] | a small L-BFGS minimizer with a weak-Wolfe line search |
+//! | [`lbfgs`] | the shared L-BFGS minimizer ([`crate::optim::lbfgs`], re-exported here) |
 //! | [`mle`] | exact maximum likelihood (BM-DI) by L-BFGS on exact moments |
 //! | [`pcd`] | persistent contrastive divergence (BM-PCD) on persistent Gibbs chains |
 //!
@@ -32,7 +32,7 @@ mod file;
 pub mod ga;
 pub mod gibbs;
 pub mod inference;
-pub mod lbfgs;
+pub use crate::optim::lbfgs;
 pub mod mle;
 pub mod model;
 pub mod mple;

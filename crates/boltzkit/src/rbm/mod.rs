@@ -7,6 +7,8 @@
 //! | [`ais`] | annealed importance sampling of `ln Z` from a base-rate model (linear and standard schedules) |
 //! | [`exact`] | enumeration of the smaller layer (≤ 30 units): `ln Z`, average log-likelihood, its exact gradient |
 //! | [`file`](mod@file) | model files (safetensors, `boltzkit/rbm/v1`): [`file::save_rbm`], [`file::load_rbm`] |
+//! | [`features`] | `E[h | v]` of a dataset, for downstream classifiers |
+//! | [`frank_wolfe`] | infinite RBMs learned by Frank-Wolfe, one hidden unit per iteration (Ping, Liu & Ihler 2016) |
 //! | [`monitor`] | cheap deterministic monitors: mean-field reconstruction error, full pseudo-log-likelihood |
 //! | [`train`] | [`train::GradientEstimator`] (CD-k, PCD-k), [`train::Sdcp`] (S-DCP, Alg. 3), [`train::Centered`] (CG, CS-DCP, Alg. 4), [`train::Gradient`], the [`train::Sgd`] step, the loop [`train::Trainer`] |
 //!
@@ -15,7 +17,9 @@
 
 pub mod ais;
 pub mod exact;
+pub mod features;
 pub mod file;
+pub mod frank_wolfe;
 pub mod gibbs;
 pub mod model;
 pub mod monitor;

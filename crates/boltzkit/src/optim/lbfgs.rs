@@ -1,6 +1,8 @@
 //! A small L-BFGS minimizer (Nocedal & Wright, Algorithm 7.4, two-loop recursion) with a
 //! weak-Wolfe line search by bracketing and bisection (Lewis & Overton), for smooth problems of
-//! a few hundred unknowns such as exact maximum likelihood ([`super::mle`]).
+//! a few hundred unknowns: exact maximum likelihood of FVBMs ([`crate::fvbm::mle`]), the
+//! Frank-Wolfe linear subproblem of infinite RBMs ([`crate::rbm::frank_wolfe`], Eq. 9) and the
+//! logistic-regression readout ([`crate::classify`]).
 
 use crate::error::{Error, Result};
 
@@ -119,7 +121,7 @@ fn max_abs(v: &[f64]) -> f64 {
 /// a non-finite value or an error from `eval` ends the run with that error.
 ///
 /// ```
-/// use boltzkit::fvbm::lbfgs::{minimize, LbfgsParams};
+/// use boltzkit::optim::lbfgs::{minimize, LbfgsParams};
 /// // f(x) = (x₀ − 1)² + 10 (x₁ + 2)²
 /// let r = minimize(
 ///     |x, g| {

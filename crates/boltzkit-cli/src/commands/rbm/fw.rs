@@ -1,0 +1,277 @@
+//! `rbm fit --algo frank-wolfe` and `rbm features`.
+
+use super::{load_binary, BinarizeArg, FitArgs};
+use crate::args::CommonArgs;
+use crate::exit::UsageError;
+use crate::fw_run::{self, ais_schedule, AisTest};
+use crate::report::Summary;
+use anyhow::Context;
+use boltzkit::data::{write_npy_f64, Binarize};
+use boltzkit::rbm::exact;
+use boltzkit::rbm::features::hidden_features;
+use boltzkit::rbm::file::load_rbm;
+use boltzkit::rbm::frank_wolfe::file::{load_fw_model, save_fw_model};
+use boltzkit::rbm::frank_wolfe::{AlphaRule, FrankWolfe, FwParams};
+use boltzkit::rng::derive_seed;
+use clap::Args;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Flags of `--algo frank-wolfe`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Frank-Wolfe options (--algo frank-wolfe)")]
+pub(super) struct FwFlags {
+    /// T: the most hidden units (one is added per iteration)
+    #[arg(long, value_name = "T", default_value_t = 100)]
+    max_units: usize,
+    /// λ of the penalty λ/2 E_q‖w‖² (Eqs. 6, 9)
+    #[arg(long, value_name = "X", default_value_t = 0.1)]
+    lambda: f64,
+    /// η of the bias update (Eq. 10); --lr is not used by frank-wolfe
+    #[arg(long, value_name = "X", default_value_t = 0.5)]
+    bias_lr: f64,
+    /// S: persistent chains, i.e. model samples per iteration
+    #[arg(long, value_name = "S", default_value_t = 2000)]
+    samples: usize,
+    /// L-BFGS iterations per subproblem (Eq. 9)
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    lbfgs_iters: usize,
+    /// L-BFGS gradient tolerance
+    #[arg(long, value_name = "X", default_value_t = 1e-5)]
+    lbfgs_tol: f64,
+    /// Most bias steps (Eq. 10) per iteration
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    bias_steps: usize,
+    /// Bias steps stop when the RMS bias gradient is below this
+    #[arg(long, value_name = "X", default_value_t = 0.015)]
+    bias_tol: f64,
+    /// Away steps: remove a unit when that raises the objective (Guélat-Marcotte)
+    #[arg(long)]
+    away: bool,
+    /// Fractional RBM: free α with this gradient step, sampled by Metropolis-Hastings (0: α = t)
+    #[arg(long, value_name = "STEP")]
+    free_alpha: Option<f64>,
+    /// Validation data: the train/validation gap selects the size
+    #[arg(long, value_name = "FILE")]
+    valid: Option<PathBuf>,
+    /// Test data: AIS test log-likelihood at every size evaluation
+    #[arg(long, value_name = "FILE")]
+    test: Option<PathBuf>,
+    /// Stop when the gap grows (needs --valid)
+    #[arg(long)]
+    early_stop: bool,
+    /// How far (nats) the gap may rise above its minimum before it counts as grown
+    #[arg(long, value_name = "X", default_value_t = 5.0)]
+    gap_tol: f64,
+    /// AIS chains for --test
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    ais_chains: usize,
+    /// AIS steps (linear schedule) for --test; 0: the standard 14,500-step schedule
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    ais_steps: usize,
+    /// Also write the model at the selected size here
+    #[arg(long, value_name = "FILE")]
+    selected_output: Option<PathBuf>,
+}
+
+/// `rbm fit --algo frank-wolfe`.
+pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
+    let seed = a.common.init()?;
+    let f = &a.fw;
+    if a.hidden.is_some() {
+        return Err(UsageError::new(
+            "--algo frank-wolfe grows the model: give --max-units T, not --hidden",
+        )
+        .into());
+    }
+    if f.early_stop && f.valid.is_none() {
+        return Err(UsageError::new("--early-stop needs --valid FILE").into());
+    }
+    let params = FwParams::new()
+        .max_units(f.max_units)
+        .lambda(f.lambda)
+        .learning_rate(f.bias_lr)
+        .samples(f.samples)
+        .gibbs_steps(a.k)
+        .lbfgs_iterations(f.lbfgs_iters)
+        .lbfgs_grad_tol(f.lbfgs_tol)
+        .bias_steps(f.bias_steps)
+        .bias_tol(f.bias_tol)
+        .away_steps(f.away)
+        .alpha(match f.free_alpha {
+            Some(step) => AlphaRule::Free { step },
+            None => AlphaRule::Count,
+        })
+        .eval_every(a.eval_every)
+        .early_stop(f.early_stop)
+        .gap_tol(f.gap_tol)
+        .seed(derive_seed(seed, 1));
+    params.check()?;
+    let binarize = a.binarize.resolve(derive_seed(seed, 2));
+    let data = load_binary(&a.data, binarize)?;
+    let valid = f
+        .valid
+        .as_ref()
+        .map(|p| load_binary(p, binarize))
+        .transpose()?;
+    let test = f
+        .test
+        .as_ref()
+        .map(|p| load_binary(p, binarize))
+        .transpose()?;
+    let ais = match test {
+        Some(t) => Some(AisTest {
+            data: t,
+            chains: f.ais_chains,
+            schedule: ais_schedule(f.ais_steps)?,
+            seed: derive_seed(seed, 3),
+        }),
+        None => None,
+    };
+    let mut fw = match &a.model {
+        Some(path) => {
+            let rbm = load_rbm(path)?.rbm;
+            FrankWolfe::from_rbm(&data, &rbm, params.clone())
+                .with_context(|| format!("starting from {}", path.display()))?
+        }
+        None => FrankWolfe::new(&data, params.clone())?,
+    };
+    if let Some(v) = &valid {
+        fw = fw.validation(v)?;
+    }
+    let start_units = if a.model.is_some() {
+        fw.model().n_units()
+    } else {
+        0
+    };
+    let fit = fw_run::run(fw, a.common.quiet, ais, a.log.as_ref())?;
+    let rec = &fit.record;
+
+    let settings = json!({
+        "algo": "frank-wolfe", "max_units": f.max_units, "lambda": f.lambda, "bias_lr": f.bias_lr,
+        "samples": f.samples, "k": a.k, "lbfgs_iters": f.lbfgs_iters, "lbfgs_tol": f.lbfgs_tol,
+        "bias_steps": f.bias_steps, "bias_tol": f.bias_tol, "away": f.away,
+        "free_alpha": f.free_alpha, "eval_every": a.eval_every, "early_stop": f.early_stop,
+        "gap_tol": f.gap_tol, "binarize": format!("{:?}", a.binarize),
+        "init_model": a.model.as_ref().map(|p| p.display().to_string()),
+    });
+    let mut meta = BTreeMap::new();
+    meta.insert("algorithm".to_string(), "frank-wolfe".to_string());
+    meta.insert("settings".into(), settings.to_string());
+    meta.insert("seed".into(), seed.to_string());
+    meta.insert("data_file".into(), a.data.display().to_string());
+    meta.insert("data_sha256".into(), boltzkit::io::sha256_file(&a.data)?);
+    meta.insert("stop_reason".into(), rec.stop.to_string());
+    meta.insert("removed_units".into(), rec.removed.to_string());
+    if let Some(s) = rec.selected_units {
+        meta.insert("selected_units".into(), s.to_string());
+    }
+    save_fw_model(&a.output, &fit.model, &meta)
+        .with_context(|| format!("writing the model to {}", a.output.display()))?;
+    if let (Some(path), Some(sel)) = (&f.selected_output, &fit.selected) {
+        save_fw_model(path, sel, &meta)
+            .with_context(|| format!("writing the model to {}", path.display()))?;
+    }
+
+    let mut summary = Summary::new("rbm fit", Some(seed));
+    let n_iter = rec.iterations.len().max(1) as f64;
+    let mean = |g: fn(&boltzkit::rbm::frank_wolfe::IterationRecord) -> f64| {
+        rec.iterations.iter().map(g).sum::<f64>() / n_iter
+    };
+    summary
+        .set("data", a.data.display().to_string())
+        .set("samples", data.n_samples())
+        .set("visible", data.n_vars())
+        .set("algo", "frank-wolfe")
+        .set("start_units", start_units)
+        .set("units", fit.model.n_units())
+        .set("alpha", fit.model.alpha())
+        .set("standard_rbm", fit.model.is_standard())
+        .set("iterations", rec.iterations.len())
+        .set("removed_units", rec.removed)
+        .set("selected_units", rec.selected_units)
+        .set("stop", rec.stop.to_string())
+        .set("sampling_s_per_iter", mean(|r| r.sampling_s))
+        .set("subproblem_s_per_iter", mean(|r| r.subproblem_s))
+        .set("bias_s_per_iter", mean(|r| r.bias_s));
+    if let Some(r) = rec.mh_acceptance {
+        summary.set("mh_acceptance", r);
+    }
+    if let Some(e) = rec.evaluations.last() {
+        if let Some(g) = e.gap {
+            summary.set("last_gap", g);
+        }
+        if let Some(ll) = e.metrics.get("test_ll") {
+            summary.set("last_test_ll", *ll);
+        }
+    }
+    if fit.model.is_standard()
+        && fit.model.n_visible().min(fit.model.n_units()) <= exact::MAX_ENUM_UNITS.min(20)
+    {
+        summary.set(
+            "avg_log_likelihood",
+            exact::average_log_likelihood(&fit.model.to_rbm()?, &data)?,
+        );
+    }
+    summary
+        .set("learn_s", rec.wall_s)
+        .set("output", a.output.display().to_string());
+    summary.emit(&a.common)
+}
+
+/// `rbm features`: `E[h | v]` of every row of a data file.
+#[derive(Debug, Args)]
+pub(super) struct FeaturesArgs {
+    /// The model file (boltzkit/rbm/v1)
+    #[arg(long, value_name = "FILE")]
+    model: PathBuf,
+    /// Data of 0/1 values (after --binarize)
+    #[arg(long, value_name = "FILE")]
+    data: PathBuf,
+    /// Conversion of grayscale data to 0/1: none, threshold:T or stochastic
+    #[arg(long, value_name = "HOW", default_value = "none", value_parser = super::parse_binarize)]
+    binarize: BinarizeArg,
+    /// Output: .npy (f64, samples × hidden)
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+impl FeaturesArgs {
+    pub(super) fn run(self) -> anyhow::Result<()> {
+        let randomized = self.binarize.is_random();
+        let seed = if randomized {
+            Some(self.common.init()?)
+        } else {
+            self.common.init_threads()?;
+            None
+        };
+        let rbm = match load_rbm(&self.model) {
+            Ok(f) => f.rbm,
+            Err(e) => match load_fw_model(&self.model) {
+                Ok(m) if !m.is_standard() => anyhow::bail!(
+                    "{}: a fractional RBM has no hidden units to read features from",
+                    self.model.display()
+                ),
+                _ => return Err(e.into()),
+            },
+        };
+        let binarize: Binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
+        let data = load_binary(&self.data, binarize)?;
+        super::check_vars(&self.data, &data, &rbm)?;
+        let f = hidden_features(&rbm, &data)?;
+        let f64s: Vec<f64> = f.iter().map(|&x| f64::from(x)).collect();
+        write_npy_f64(&self.output, &[data.n_samples(), rbm.n_hidden()], &f64s)
+            .with_context(|| format!("writing the features to {}", self.output.display()))?;
+        let mut summary = Summary::new("rbm features", seed);
+        summary
+            .set("model", self.model.display().to_string())
+            .set("data", self.data.display().to_string())
+            .set("samples", data.n_samples())
+            .set("hidden", rbm.n_hidden())
+            .set("output", self.output.display().to_string());
+        summary.emit(&self.common)
+    }
+}

@@ -1,0 +1,310 @@
+//! End-to-end tests of `rbm fit --algo frank-wolfe`, `rbm features` and `repro frank-wolfe`.
+
+use assert_cmd::Command;
+use boltzkit::rbm::file::load_rbm;
+use std::path::{Path, PathBuf};
+
+fn boltzkit() -> Command {
+    Command::cargo_bin("boltzkit").unwrap()
+}
+
+fn json(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).expect("one JSON object on stdout")
+}
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).display().to_string()
+}
+
+/// The 3×3 bars-and-stripes patterns as a .csv (16 rows: the 14 distinct ones, the
+/// all-off and all-on patterns twice).
+fn bars_and_stripes(dir: &Path) -> String {
+    let mut rows = Vec::new();
+    for mask in 0u32..8 {
+        let bits: Vec<u8> = (0..3).map(|i| ((mask >> i) & 1) as u8).collect();
+        let bars: Vec<u8> = (0..9).map(|p| bits[p % 3]).collect();
+        let stripes: Vec<u8> = (0..9).map(|p| bits[p / 3]).collect();
+        for r in [bars, stripes] {
+            let line: Vec<String> = r.iter().map(|x| x.to_string()).collect();
+            rows.push(line.join(","));
+        }
+    }
+    let p = path(dir, "bas.csv");
+    std::fs::write(&p, rows.join("\n") + "\n").unwrap();
+    p
+}
+
+fn fw_fit(dir: &Path, data: &str, units: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "rbm",
+        "fit",
+        "--algo",
+        "frank-wolfe",
+        "--data",
+        data,
+        "--max-units",
+        units,
+        "--samples",
+        "200",
+        "--lr",
+        "0.05",
+        "--k",
+        "3",
+        "--eval-every",
+        "2",
+        "--seed",
+        "4",
+        "--json",
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    let out = boltzkit().current_dir(dir).args(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out.stdout)
+}
+
+#[test]
+fn fit_grows_a_standard_rbm_logs_every_iteration_and_continues_from_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = bars_and_stripes(dir.path());
+    let model = path(dir.path(), "fw.safetensors");
+    let log = path(dir.path(), "fw.jsonl");
+    let v = fw_fit(
+        dir.path(),
+        &data,
+        "6",
+        &["-o", &model, "--log", &log, "--valid", &data],
+    );
+    assert_eq!(v["units"], 6);
+    assert_eq!(v["standard_rbm"], true);
+    assert_eq!(v["iterations"], 6);
+    assert!(v["avg_log_likelihood"].as_f64().unwrap() > -9.0 * 2f64.ln());
+    assert!(v["selected_units"].as_u64().is_some());
+    let f = load_rbm(Path::new(&model)).unwrap();
+    assert_eq!(f.rbm.n_hidden(), 6);
+    assert_eq!(f.metadata["algorithm"], "frank-wolfe");
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(lines.lines().count(), 6);
+    assert!(lines.contains("subproblem_s") && lines.contains("gap"));
+
+    // warm start: continues at t = 7 up to 9 units
+    let more = path(dir.path(), "fw9.safetensors");
+    let w = fw_fit(dir.path(), &data, "9", &["-o", &more, "--model", &model]);
+    assert_eq!(
+        (w["start_units"].as_u64(), w["units"].as_u64()),
+        (Some(6), Some(9))
+    );
+    assert_eq!(w["iterations"], 3);
+
+    // the FW model starts CD (FW-initialized CD)
+    let cd = path(dir.path(), "cd.safetensors");
+    let out = boltzkit()
+        .args([
+            "rbm",
+            "fit",
+            "--data",
+            &data,
+            "--model",
+            &more,
+            "--epochs",
+            "5",
+            "--batch-size",
+            "0",
+        ])
+        .args(["--lr", "0.1", "-o", &cd, "--seed", "1", "--json", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json(&out.stdout)["hidden"], 9);
+}
+
+#[test]
+fn fractional_and_away_options_and_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = bars_and_stripes(dir.path());
+    let model = path(dir.path(), "frac.safetensors");
+    let v = fw_fit(
+        dir.path(),
+        &data,
+        "6",
+        &["-o", &model, "--free-alpha", "0.5", "--away"],
+    );
+    assert_eq!(v["standard_rbm"], false);
+    assert!(v["mh_acceptance"].as_f64().unwrap() > 0.0);
+    assert!(v["removed_units"].as_u64().is_some());
+    // a fractional model is not an RBM file: features refuse it in one line
+    let out = boltzkit()
+        .args([
+            "rbm",
+            "features",
+            "--model",
+            &model,
+            "--data",
+            &data,
+            "-o",
+            &path(dir.path(), "f.npy"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fractional"));
+    // --hidden is not how FW is sized; --early-stop needs --valid
+    for extra in [&["--hidden", "4"][..], &["--early-stop"][..]] {
+        let out = boltzkit()
+            .args([
+                "rbm",
+                "fit",
+                "--algo",
+                "frank-wolfe",
+                "--data",
+                &data,
+                "-o",
+                &model,
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+    }
+}
+
+#[test]
+fn features_are_written_as_npy() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = bars_and_stripes(dir.path());
+    let model = path(dir.path(), "fw.safetensors");
+    fw_fit(dir.path(), &data, "6", &["-o", &model]);
+    let out_path = path(dir.path(), "features.npy");
+    let out = boltzkit()
+        .args([
+            "rbm", "features", "--model", &model, "--data", &data, "-o", &out_path, "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out.stdout);
+    assert_eq!(
+        (v["samples"].as_u64(), v["hidden"].as_u64()),
+        (Some(16), Some(6))
+    );
+    let (shape, values) = boltzkit::data::read_npy_f64(Path::new(&out_path)).unwrap();
+    assert_eq!(shape, vec![16, 6]);
+    assert!(values.iter().all(|&p| p > 0.0 && p < 1.0));
+}
+
+/// The shared data directory (`shared/data` beside the repository), if present.
+fn shared_data() -> Option<PathBuf> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [
+        here.join("../../../shared/data"),
+        here.join("../../../../shared/data"),
+    ]
+    .into_iter()
+    .find(|p| p.join("caltech101_silhouettes").is_dir())
+}
+
+#[test]
+fn repro_runs_end_to_end_on_caltech_when_shortened() {
+    let Some(data_dir) = shared_data() else {
+        eprintln!("shared/data not found beside the repository: repro test not run");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = boltzkit()
+        .args([
+            "repro",
+            "frank-wolfe",
+            "--datasets",
+            "caltech",
+            "--data-dir",
+        ])
+        .arg(&data_dir)
+        .args([
+            "--max-units",
+            "4",
+            "--sizes",
+            "2,4",
+            "--epochs",
+            "1",
+            "--restarts",
+            "2",
+        ])
+        .args([
+            "--eval-every",
+            "2",
+            "--samples",
+            "50",
+            "--lbfgs-iters",
+            "5",
+            "--bias-steps",
+            "2",
+        ])
+        .args(["--ais-chains", "8", "--ais-steps", "20", "--k", "1", "-o"])
+        .arg(&out_dir)
+        .args(["--json", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out.stdout);
+    assert_eq!(v["caltech"]["fw_units"], 4);
+    let csv = std::fs::read_to_string(out_dir.join("fig1-fig2-caltech.csv")).unwrap();
+    for method in ["fw,", "cd_rand,", "cd_fw,", "cd_rand_run,"] {
+        assert_eq!(
+            csv.lines().filter(|l| l.starts_with(method)).count(),
+            if method == "cd_rand_run," { 4 } else { 2 },
+            "{method}\n{csv}"
+        );
+    }
+    for png in ["fig1-caltech.png", "fig2-caltech.png"] {
+        let bytes = std::fs::read(out_dir.join(png)).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG", "{png}");
+    }
+    // --replot redraws from the JSON alone
+    std::fs::remove_file(out_dir.join("fig1-caltech.png")).unwrap();
+    boltzkit()
+        .args([
+            "repro",
+            "frank-wolfe",
+            "--datasets",
+            "caltech",
+            "--replot",
+            "-q",
+            "-o",
+        ])
+        .arg(&out_dir)
+        .assert()
+        .success();
+    assert!(out_dir.join("fig1-caltech.png").is_file());
+    let fw_csv = std::fs::read_to_string(out_dir.join("fw-caltech.csv")).unwrap();
+    assert_eq!(
+        fw_csv.lines().count(),
+        3,
+        "header + evaluations at 2 and 4 units"
+    );
+    // test errors are fractions
+    for line in csv
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("cd_rand_run"))
+    {
+        let e: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        assert!((0.0..=1.0).contains(&e), "{line}");
+    }
+}

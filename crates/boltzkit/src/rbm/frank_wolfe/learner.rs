@@ -1,0 +1,846 @@
+//! Algorithm 1: the Frank-Wolfe learner, one hidden unit per iteration, with the bias update
+//! of Eq. 10, optional away (drop) steps, optional free `α` (fractional RBMs) and model-size
+//! selection by the train/validation gap.
+
+use super::model::FwModel;
+use super::sampler::FwSampler;
+use super::subproblem::{mean_softplus_of, BinaryRows, Subproblem};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::linalg::softplus_f64;
+use crate::optim::lbfgs::{minimize, LbfgsParams};
+use crate::rbm::model::{visible_means, BASE_RATE_EPS};
+use crate::rbm::{exact, Rbm};
+use crate::rng::{derive_rng, derive_seed};
+use rand::Rng;
+use rand_distr::{Distribution as _, Normal};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// How `α` follows the number of atoms.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AlphaRule {
+    /// `α_t = t` (Algorithm 1): every `α q_i = 1`, the model is a standard RBM with `t` units.
+    Count,
+    /// A fractional RBM (Sec. 3.3): `α` grows by 1 with each inserted atom (and shrinks by the
+    /// removed atom's `α q_i` on an away step), then takes one gradient-ascent step
+    /// `α ← α + step · ∇_α L` (the appendix's `∇_α L`, estimated with the model samples) per
+    /// iteration; with `step = 0`, `α` stays `t` and the model stays standard (Gibbs sampling);
+    /// once `α ≠ t` the chains use Metropolis-Hastings (Sec. 3.3).
+    Free {
+        /// Step size of the `α` update, ≥ 0.
+        step: f64,
+    },
+}
+
+/// Unchecked settings of the Frank-Wolfe learner; [`FwParams::check`] validates them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FwParams {
+    /// `T`: the most hidden units (default 100), ≥ 1.
+    pub max_units: usize,
+    /// `λ` of Eqs. 6 and 9 (default 0.1), ≥ 0. Small values (≤ 0.03 on 28×28 images) give
+    /// atoms of huge norm that the chains cannot follow.
+    pub lambda: f64,
+    /// `η`: step size of the bias update, Eq. 10 (default 0.5), > 0.
+    pub learning_rate: f64,
+    /// `S`: persistent chains, i.e. model samples per iteration (default 2000), ≥ 1. Keep it
+    /// well above `n_visible`: the subproblem can otherwise separate the few samples from
+    /// the data.
+    pub samples: usize,
+    /// Transitions of every chain before each draw of samples (default 3), ≥ 1.
+    pub gibbs_steps: usize,
+    /// L-BFGS iterations per subproblem (default 50), ≥ 1.
+    pub lbfgs_iterations: usize,
+    /// L-BFGS stops when `max |∇f| ≤` this (default 1e-5), ≥ 0.
+    pub lbfgs_grad_tol: f64,
+    /// Most bias steps per iteration (default 20); 0 turns the bias update off.
+    pub bias_steps: usize,
+    /// The bias update stops when the RMS over visible units of `∇_b L` (Eq. 10) is below
+    /// this (default 0.015, about the sampling noise of 2,000 chains), ≥ 0.
+    pub bias_tol: f64,
+    /// Standard deviation of the subproblem's random start `w⁰ ~ N(0, sd²)` and of the initial
+    /// atom `w′` of Algorithm 1 (default 0.01), ≥ 0.
+    pub init_sd: f64,
+    /// Away steps (Guélat & Marcotte; default off): after each iteration the atom worst under
+    /// Eq. 9 is removed when that raises the objective of Eq. 6.
+    pub away_steps: bool,
+    /// How `α` is set (default [`AlphaRule::Count`]).
+    pub alpha: AlphaRule,
+    /// Evaluate the train/validation gap (and call the observers' evaluations) every this
+    /// many units (default 20); 0 never.
+    pub eval_every: usize,
+    /// Stop when the gap has grown past its minimum by more than `gap_tol` (default false:
+    /// the size is selected and recorded, and learning goes on to `T`).
+    pub early_stop: bool,
+    /// How far (nats) the gap may rise above its minimum before it counts as grown (default
+    /// 5; on Caltech101 the gap moved by about 2 nats from one evaluation to the next without
+    /// any trend up to 200 units).
+    pub gap_tol: f64,
+    /// The seed (default 0).
+    pub seed: u64,
+}
+
+impl Default for FwParams {
+    fn default() -> Self {
+        FwParams {
+            max_units: 100,
+            lambda: 0.1,
+            learning_rate: 0.5,
+            samples: 2000,
+            gibbs_steps: 3,
+            lbfgs_iterations: 50,
+            lbfgs_grad_tol: 1e-5,
+            bias_steps: 20,
+            bias_tol: 0.015,
+            init_sd: 0.01,
+            away_steps: false,
+            alpha: AlphaRule::Count,
+            eval_every: 20,
+            early_stop: false,
+            gap_tol: 5.0,
+            seed: 0,
+        }
+    }
+}
+
+macro_rules! setter {
+    ($(#[$doc:meta] $name:ident: $ty:ty),* $(,)?) => {
+        $(#[$doc] pub fn $name(mut self, x: $ty) -> Self { self.$name = x; self })*
+    };
+}
+
+impl FwParams {
+    /// The defaults.
+    pub fn new() -> Self {
+        FwParams::default()
+    }
+
+    setter! {
+        /// Sets `T`.
+        max_units: usize,
+        /// Sets `λ`.
+        lambda: f64,
+        /// Sets `η`.
+        learning_rate: f64,
+        /// Sets `S`.
+        samples: usize,
+        /// Sets the transitions per draw.
+        gibbs_steps: usize,
+        /// Sets the L-BFGS iteration budget.
+        lbfgs_iterations: usize,
+        /// Sets the L-BFGS gradient tolerance.
+        lbfgs_grad_tol: f64,
+        /// Sets the bias step budget.
+        bias_steps: usize,
+        /// Sets the bias-gradient tolerance.
+        bias_tol: f64,
+        /// Sets the initial standard deviation.
+        init_sd: f64,
+        /// Turns away steps on or off.
+        away_steps: bool,
+        /// Sets the `α` rule.
+        alpha: AlphaRule,
+        /// Sets the evaluation period in units.
+        eval_every: usize,
+        /// Turns early stopping on or off.
+        early_stop: bool,
+        /// Sets the gap tolerance.
+        gap_tol: f64,
+        /// Sets the seed.
+        seed: u64,
+    }
+
+    /// Validates the settings; the error names the field at fault.
+    pub fn check(&self) -> Result<()> {
+        for (field, n) in [
+            ("max_units", self.max_units),
+            ("samples", self.samples),
+            ("gibbs_steps", self.gibbs_steps),
+            ("lbfgs_iterations", self.lbfgs_iterations),
+        ] {
+            if n == 0 {
+                return Err(Error::param(field, "must be at least 1"));
+            }
+        }
+        for (field, x) in [
+            ("lambda", self.lambda),
+            ("lbfgs_grad_tol", self.lbfgs_grad_tol),
+            ("bias_tol", self.bias_tol),
+            ("init_sd", self.init_sd),
+            ("gap_tol", self.gap_tol),
+        ] {
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(Error::param(
+                    field,
+                    format!("must be finite and ≥ 0, got {x}"),
+                ));
+            }
+        }
+        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
+            return Err(Error::param(
+                "learning_rate",
+                format!("must be finite and > 0, got {}", self.learning_rate),
+            ));
+        }
+        if let AlphaRule::Free { step } = self.alpha {
+            if !(step.is_finite() && step >= 0.0) {
+                return Err(Error::param(
+                    "alpha_step",
+                    format!("must be finite and ≥ 0, got {step}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one iteration did, with its time split.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct IterationRecord {
+    /// Iteration `t` of Algorithm 1 (1-based, counted over the run; a warm start from `h`
+    /// units begins at `h + 1`).
+    pub iteration: usize,
+    /// Units after the iteration.
+    pub units: usize,
+    /// `α` after the iteration.
+    pub alpha: f64,
+    /// `f(w*)` of Eq. 9.
+    pub subproblem_f: f64,
+    /// L-BFGS iterations and evaluations of the subproblem.
+    pub lbfgs_iterations: usize,
+    /// Objective and gradient evaluations of the subproblem.
+    pub lbfgs_evaluations: usize,
+    /// Bias steps taken.
+    pub bias_steps: usize,
+    /// RMS of `∇_b L` when the bias update stopped (before the step budget's last step, if
+    /// it ran out).
+    pub bias_grad_rms: f64,
+    /// The unit removed by an away step (its index before removal), if any.
+    pub removed: Option<usize>,
+    /// Seconds drawing the samples `{v_s}`.
+    pub sampling_s: f64,
+    /// Seconds solving the subproblem.
+    pub subproblem_s: f64,
+    /// Seconds in the bias update (its sampling included).
+    pub bias_s: f64,
+    /// Seconds in the away step and the `α` update.
+    pub other_s: f64,
+}
+
+/// One model-size evaluation (every [`FwParams::eval_every`] units).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SizeEvaluation {
+    /// Units of the model evaluated.
+    pub units: usize,
+    /// The iteration after which it was evaluated.
+    pub iteration: usize,
+    /// Mean `ln p̃(v)` (log-likelihood plus `ln Z`) over the training data.
+    pub train_nfe: f64,
+    /// The same over the validation data (when given).
+    pub valid_nfe: Option<f64>,
+    /// `train − valid` average log-likelihood: `ln Z` cancels (Hinton 2010).
+    pub gap: Option<f64>,
+    /// Seconds since the run started.
+    pub wall_s: f64,
+    /// Metrics the observers added (e.g. an AIS test log-likelihood).
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FwStop {
+    /// `T` units reached.
+    MaxUnits,
+    /// The train/validation gap grew (early stopping).
+    GapGrew,
+    /// `2 T` iterations passed (away steps kept removing units).
+    MaxIterations,
+}
+
+impl std::fmt::Display for FwStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FwStop::MaxUnits => "reached the maximum number of units",
+            FwStop::GapGrew => "the train/validation gap grew (early stopping)",
+            FwStop::MaxIterations => "reached 2 T iterations",
+        })
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FwRecord {
+    /// Every iteration.
+    pub iterations: Vec<IterationRecord>,
+    /// Every size evaluation.
+    pub evaluations: Vec<SizeEvaluation>,
+    /// Units removed by away steps.
+    pub removed: usize,
+    /// The size chosen by the gap rule: the last evaluated size before the gap rose more
+    /// than [`FwParams::gap_tol`] above its minimum (`None` without validation data).
+    pub selected_units: Option<usize>,
+    /// Metropolis-Hastings acceptance rate (fractional runs).
+    pub mh_acceptance: Option<f64>,
+    /// Why it stopped.
+    pub stop: FwStop,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+}
+
+/// The result of [`FrankWolfe::run`].
+#[derive(Debug, Clone)]
+pub struct FwFit {
+    /// The final model.
+    pub model: FwModel,
+    /// The model at the selected size (when a size was selected).
+    pub selected: Option<FwModel>,
+    /// The run's record.
+    pub record: FwRecord,
+}
+
+/// What an observer sees after each iteration.
+#[derive(Debug)]
+pub struct FwProgress<'a> {
+    /// The current model.
+    pub model: &'a FwModel,
+    /// The iteration just done.
+    pub iteration: &'a IterationRecord,
+    /// Whether this iteration is a size evaluation (metrics added now are recorded in it).
+    pub evaluation: bool,
+    /// Seconds since the run started.
+    pub wall_s: f64,
+    /// Metrics of this evaluation, by name (the gap figures are already in).
+    pub metrics: &'a mut BTreeMap<String, f64>,
+}
+
+/// A hook of the Frank-Wolfe loop, called after every iteration (no-op by default).
+pub trait FwObserver {
+    /// Called after every iteration.
+    fn observe(&mut self, _progress: &mut FwProgress<'_>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The Frank-Wolfe learner (Algorithm 1). Build it with [`FrankWolfe::new`] (from scratch) or
+/// [`FrankWolfe::from_rbm`] (a warm start), then [`FrankWolfe::run`] it, or drive it one
+/// phase at a time ([`FrankWolfe::insert_unit`], [`FrankWolfe::update_bias`],
+/// [`FrankWolfe::away_step`]) as the tests do.
+///
+/// ```
+/// use boltzkit::data::synth::BarsAndStripes;
+/// use boltzkit::rbm::frank_wolfe::{FrankWolfe, FwParams};
+/// use boltzkit::rbm::exact;
+/// let data = BarsAndStripes::new(3, false)?.dataset()?;
+/// let params = FwParams::new().max_units(8).samples(200).lambda(0.05).seed(3);
+/// let fit = FrankWolfe::new(&data, params)?.run()?;
+/// assert_eq!(fit.model.n_units(), 8);
+/// // α = t: the model is a standard RBM with 8 hidden units
+/// let rbm = fit.model.to_rbm()?;
+/// let ll = exact::average_log_likelihood(&rbm, &data)?;
+/// assert!(ll > -9.0 * 2f64.ln()); // better than the uniform distribution
+/// # Ok::<(), boltzkit::Error>(())
+/// ```
+pub struct FrankWolfe<'d> {
+    params: FwParams,
+    data: &'d Dataset,
+    valid: Option<&'d Dataset>,
+    data_mean: Vec<f64>,
+    model: FwModel,
+    /// Whether `model` still holds the random start `w′` of Algorithm 1 (`t = 0`).
+    fresh: bool,
+    iteration: usize,
+    /// `mean_n softplus(w_iᵀṽ_n)` of every atom (fixed once the atom is).
+    atom_data_sp: Vec<f64>,
+    sub: Subproblem,
+    sampler: FwSampler,
+    observers: Vec<Box<dyn FwObserver + 'd>>,
+    model_mean: Vec<f64>,
+    removed: usize,
+}
+
+impl std::fmt::Debug for FrankWolfe<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrankWolfe")
+            .field("params", &self.params)
+            .field("iteration", &self.iteration)
+            .field("units", &self.model.n_units())
+            .finish()
+    }
+}
+
+/// Largest smaller layer for which the away step's `ln Z` ratio is computed exactly.
+pub const EXACT_AWAY_UNITS: usize = 16;
+
+impl<'d> FrankWolfe<'d> {
+    /// A learner from scratch (Algorithm 1): `q_0 = δ_{w′}` with `w′ ~ N(0, init_sd²)`,
+    /// `α_0 = 1`, and `b_0` the logit of the data means (base rate, clamped as
+    /// [`Rbm::init_from_data`]; the paper starts from `b_0 = 0`).
+    pub fn new(data: &'d Dataset, params: FwParams) -> Result<Self> {
+        params.check()?;
+        let mean = visible_means(data)?;
+        let nv = data.n_vars();
+        let normal =
+            Normal::new(0.0, params.init_sd).map_err(|e| Error::param("init_sd", e.to_string()))?;
+        let mut rng = derive_rng(params.seed, 0);
+        let w: Vec<f64> = (0..=nv).map(|_| normal.sample(&mut rng)).collect();
+        let b = mean
+            .iter()
+            .map(|&p| {
+                let p = p.clamp(BASE_RATE_EPS, 1.0 - BASE_RATE_EPS);
+                (p / (1.0 - p)).ln()
+            })
+            .collect();
+        let model = FwModel::new(nv, w, vec![1.0], 1.0, b)?;
+        Self::build(data, params, model, true)
+    }
+
+    /// A warm start from a standard RBM with `h` hidden units (Sec. 3.2, "Adding hidden
+    /// units"): `q` uniform over its units, `α = h`, continuing at `t = h + 1`. Before the
+    /// first step the model is the RBM's distribution.
+    pub fn from_rbm(data: &'d Dataset, rbm: &Rbm, params: FwParams) -> Result<Self> {
+        params.check()?;
+        exact::check_data_for(rbm, data, "FrankWolfe::from_rbm")?;
+        let model = FwModel::from_rbm(rbm);
+        let mut fw = Self::build(data, params, model, false)?;
+        fw.iteration = rbm.n_hidden();
+        Ok(fw)
+    }
+
+    fn build(data: &'d Dataset, params: FwParams, model: FwModel, fresh: bool) -> Result<Self> {
+        let data_mean = visible_means(data)?;
+        let rows = BinaryRows::from_dataset(data);
+        let atom_data_sp = if fresh {
+            Vec::new()
+        } else {
+            (0..model.n_units())
+                .map(|i| mean_softplus_of(&rows, model.atom(i)))
+                .collect()
+        };
+        let sub = Subproblem::new(rows, params.lambda)?;
+        // chains start at data rows drawn uniformly (seeded)
+        let nv = data.n_vars();
+        let mut rng = derive_rng(params.seed, 1);
+        let mut v0 = vec![0f32; params.samples * nv];
+        for row in v0.chunks_exact_mut(nv) {
+            let r = rng.random_range(0..data.n_samples());
+            row.iter_mut()
+                .zip(data.sample(r).iter())
+                .for_each(|(o, &x)| *o = f32::from(x));
+        }
+        let sampler = FwSampler::new(&model, &v0, derive_seed(params.seed, 2))?;
+        Ok(FrankWolfe {
+            data_mean,
+            model,
+            fresh,
+            iteration: 0,
+            atom_data_sp,
+            sub,
+            sampler,
+            observers: Vec::new(),
+            model_mean: vec![0.0; nv],
+            removed: 0,
+            params,
+            data,
+            valid: None,
+        })
+    }
+
+    /// Validation data for model-size selection (the train/validation gap).
+    pub fn validation(mut self, valid: &'d Dataset) -> Result<Self> {
+        visible_means(valid)?;
+        if valid.n_vars() != self.data.n_vars() {
+            return Err(Error::Shape {
+                op: "FrankWolfe::validation".into(),
+                expected: format!("{} variables", self.data.n_vars()),
+                found: format!("{}", valid.n_vars()),
+            });
+        }
+        self.valid = Some(valid);
+        Ok(self)
+    }
+
+    /// Adds an observer called after every iteration.
+    pub fn add_observer(mut self, obs: impl FwObserver + 'd) -> Self {
+        self.observers.push(Box::new(obs));
+        self
+    }
+
+    /// The current model.
+    pub fn model(&self) -> &FwModel {
+        &self.model
+    }
+
+    /// The last iteration done (`h` right after a warm start from `h` units).
+    pub fn iteration(&self) -> usize {
+        self.iteration
+    }
+
+    /// The settings.
+    pub fn params(&self) -> &FwParams {
+        &self.params
+    }
+
+    /// `α` after inserting one atom.
+    fn alpha_after_insert(&self) -> f64 {
+        if self.fresh {
+            1.0
+        } else {
+            match self.params.alpha {
+                AlphaRule::Count => (self.model.n_units() + 1) as f64,
+                AlphaRule::Free { .. } => self.model.alpha() + 1.0,
+            }
+        }
+    }
+
+    /// Draws the samples of the current model, solves Eq. 9 by L-BFGS and inserts `w*_t`
+    /// with `q_t = (1 − 1/t) q_{t−1} + (1/t) δ_{w*_t}` (`q_1 = δ_{w*_1}` from scratch). Returns
+    /// the partial iteration record (sampling and subproblem fields).
+    pub fn insert_unit(&mut self) -> Result<IterationRecord> {
+        self.iteration += 1;
+        let t0 = Instant::now();
+        self.sampler.step(self.params.gibbs_steps)?;
+        self.sub.set_samples(self.sampler.visible())?;
+        let sampling_s = t0.elapsed().as_secs_f64();
+
+        let t1 = Instant::now();
+        let dim = self.sub.dim();
+        let normal = Normal::new(0.0, self.params.init_sd)
+            .map_err(|e| Error::param("init_sd", e.to_string()))?;
+        let mut rng = derive_rng(derive_seed(self.params.seed, 3), self.iteration as u64);
+        let w0: Vec<f64> = (0..dim).map(|_| normal.sample(&mut rng)).collect();
+        let lb = LbfgsParams {
+            max_iterations: self.params.lbfgs_iterations,
+            grad_tol: self.params.lbfgs_grad_tol,
+            ..LbfgsParams::default()
+        };
+        let sub = &mut self.sub;
+        let r = minimize(|w, g| Ok(sub.eval(w, g)), w0, &lb)?;
+        let subproblem_s = t1.elapsed().as_secs_f64();
+
+        let alpha = self.alpha_after_insert();
+        let d_sp = mean_softplus_of(self.sub.data(), &r.x);
+        if self.fresh {
+            self.model.reset_to(&r.x, alpha)?;
+            self.atom_data_sp = vec![d_sp];
+            self.fresh = false;
+        } else {
+            self.model.insert(&r.x, alpha)?;
+            self.atom_data_sp.push(d_sp);
+        }
+        self.sampler.set_model(&self.model)?;
+        Ok(IterationRecord {
+            iteration: self.iteration,
+            units: self.model.n_units(),
+            alpha: self.model.alpha(),
+            subproblem_f: r.f,
+            lbfgs_iterations: r.iterations,
+            lbfgs_evaluations: r.evaluations,
+            bias_steps: 0,
+            bias_grad_rms: f64::NAN,
+            removed: None,
+            sampling_s,
+            subproblem_s,
+            bias_s: 0.0,
+            other_s: 0.0,
+        })
+    }
+
+    /// The RMS over visible units of `∇_b L = mean data − mean model` (Eq. 10), the model mean
+    /// from the chains after `gibbs_steps` fresh transitions.
+    fn bias_gradient_rms(&mut self) -> Result<f64> {
+        self.sampler.step(self.params.gibbs_steps)?;
+        self.sampler.visible_means(&mut self.model_mean);
+        let nv = self.model_mean.len();
+        let ss: f64 = self
+            .data_mean
+            .iter()
+            .zip(self.model_mean.iter_mut())
+            .map(|(&d, m)| {
+                *m = d - *m; // now the gradient
+                *m * *m
+            })
+            .sum();
+        Ok((ss / nv as f64).sqrt())
+    }
+
+    /// The bias update of Algorithm 1 (Eq. 10): `b ← b + η ∇_b L` with fresh model samples
+    /// for each step, until the RMS of `∇_b L` is below `bias_tol` or `bias_steps` steps were
+    /// taken. Returns `(steps, last RMS)`.
+    pub fn update_bias(&mut self) -> Result<(usize, f64)> {
+        let mut rms = f64::NAN;
+        let mut steps = 0;
+        while steps < self.params.bias_steps {
+            rms = self.bias_gradient_rms()?;
+            if rms < self.params.bias_tol {
+                break;
+            }
+            let eta = self.params.learning_rate;
+            self.model
+                .b_mut()
+                .iter_mut()
+                .zip(&self.model_mean)
+                .for_each(|(b, &g)| *b += eta * g);
+            self.sampler.set_bias(self.model.b());
+            steps += 1;
+        }
+        Ok((steps, rms))
+    }
+
+    /// `mean_s softplus(w_iᵀṽ_s)` of every atom over the chains' current states, and the
+    /// `ln E_p[·]` terms of the away test, from one GEMM.
+    fn sample_softplus(&self) -> Result<(Vec<f64>, Vec<Vec<f64>>)> {
+        let atoms = self.model.atoms_rbm()?;
+        let v = self.sampler.visible();
+        let n = self.sampler.n_chains();
+        let nh = self.model.n_units();
+        let mut act = vec![0f32; n * nh];
+        atoms.hidden_input(v, &mut act)?;
+        let mut mean = vec![0.0; nh];
+        let mut per_chain = vec![vec![0.0; n]; nh];
+        for (s, row) in act.chunks_exact(nh).enumerate() {
+            for (i, &a) in row.iter().enumerate() {
+                let sp = softplus_f64(f64::from(a));
+                mean[i] += sp / n as f64;
+                per_chain[i][s] = sp;
+            }
+        }
+        Ok((mean, per_chain))
+    }
+
+    /// The change of `L` (Eq. 6) from removing atom `i` (its coefficient `c_i = α q_i`):
+    /// `−c_i mean_n sp(w_iᵀṽ_n) − ln E_p[e^{−c_i sp(w_iᵀṽ)}] − λ/2 (E_{q′}‖w‖² − E_q‖w‖²)`,
+    /// the `ln Z` ratio exact for standard models with a layer of at most
+    /// [`EXACT_AWAY_UNITS`] units, else estimated from the chains' samples `sp_chain`.
+    fn removal_gain(&self, i: usize, sp_chain: &[f64]) -> Result<f64> {
+        let c = self.model.alpha() * self.model.q()[i];
+        let mut dropped = self.model.clone();
+        dropped.remove(i, self.model.alpha() - c)?;
+        let small = self.model.is_standard()
+            && self.model.n_visible().min(self.model.n_units()) <= EXACT_AWAY_UNITS;
+        let log_ratio = if small {
+            exact::log_partition(&dropped.to_rbm()?)? - exact::log_partition(&self.model.to_rbm()?)?
+        } else {
+            let terms: Vec<f64> = sp_chain.iter().map(|&sp| -c * sp).collect();
+            crate::linalg::log_sum_exp(&terms) - (terms.len() as f64).ln()
+        };
+        let penalty =
+            0.5 * self.params.lambda * (dropped.mean_sq_norm() - self.model.mean_sq_norm());
+        Ok(-c * self.atom_data_sp[i] - log_ratio - penalty)
+    }
+
+    /// The away step (Guélat & Marcotte) taken to its end: the atom worst under the linear
+    /// subproblem (largest Eq. 9 value with the current samples) is removed, `α` reduced by its
+    /// `α q_i` (so a standard RBM stays standard), when that raises `L` (Eq. 6). Returns the
+    /// index removed.
+    pub fn away_step(&mut self) -> Result<Option<usize>> {
+        if self.model.n_units() < 2 {
+            return Ok(None);
+        }
+        let (mean_s, per_chain) = self.sample_softplus()?;
+        let lambda = self.params.lambda;
+        let score = |i: usize| {
+            let sq: f64 = self.model.atom(i).iter().map(|x| x * x).sum();
+            0.5 * lambda * sq + mean_s[i] - self.atom_data_sp[i]
+        };
+        let mut worst = 0;
+        for i in 1..self.model.n_units() {
+            if score(i) > score(worst) {
+                worst = i;
+            }
+        }
+        if self.removal_gain(worst, &per_chain[worst])? <= 0.0 {
+            return Ok(None);
+        }
+        let c = self.model.alpha() * self.model.q()[worst];
+        let alpha = self.model.alpha() - c;
+        self.model.remove(worst, alpha)?;
+        self.atom_data_sp.remove(worst);
+        self.sampler.set_model(&self.model)?;
+        self.removed += 1;
+        Ok(Some(worst))
+    }
+
+    /// One gradient-ascent step on `α` (fractional runs): `∇_α L = E_q[mean_n sp] −
+    /// E_q[mean_s sp]` (appendix), with the chains' samples.
+    fn alpha_step(&mut self, step: f64) -> Result<()> {
+        let (mean_s, _) = self.sample_softplus()?;
+        let grad: f64 = self
+            .model
+            .q()
+            .iter()
+            .zip(&self.atom_data_sp)
+            .zip(&mean_s)
+            .map(|((&q, &d), &s)| q * (d - s))
+            .sum();
+        let alpha = (self.model.alpha() + step * grad).max(1e-3);
+        self.model.set_alpha(alpha)?;
+        self.sampler.set_model(&self.model)
+    }
+
+    /// One iteration of Algorithm 1: insert a unit, update the bias, then (by the settings)
+    /// an `α` step and an away step.
+    pub fn step(&mut self) -> Result<IterationRecord> {
+        let mut rec = self.insert_unit()?;
+        let t = Instant::now();
+        let (steps, rms) = self.update_bias()?;
+        rec.bias_steps = steps;
+        rec.bias_grad_rms = rms;
+        rec.bias_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        if let AlphaRule::Free { step } = self.params.alpha {
+            if step > 0.0 {
+                self.alpha_step(step)?;
+            }
+        }
+        if self.params.away_steps {
+            rec.removed = self.away_step()?;
+        }
+        rec.other_s = t.elapsed().as_secs_f64();
+        rec.units = self.model.n_units();
+        rec.alpha = self.model.alpha();
+        Ok(rec)
+    }
+
+    /// Runs iterations until `T` units (or early stopping), evaluating the size every
+    /// `eval_every` units. See [`FwRecord`].
+    pub fn run(mut self) -> Result<FwFit> {
+        let start = Instant::now();
+        let p = self.params.clone();
+        let mut record = FwRecord {
+            iterations: Vec::new(),
+            evaluations: Vec::new(),
+            removed: 0,
+            selected_units: None,
+            mh_acceptance: None,
+            stop: FwStop::MaxUnits,
+            wall_s: 0.0,
+        };
+        let mut last_eval_units = if self.fresh { 0 } else { self.model.n_units() };
+        let mut min_gap = f64::INFINITY;
+        let mut grown = false;
+        let mut selected: Option<FwModel> = None;
+        let max_iter = self.iteration + 2 * p.max_units;
+        while self.model.n_units() < p.max_units || self.fresh {
+            if self.iteration >= max_iter {
+                record.stop = FwStop::MaxIterations;
+                break;
+            }
+            let rec = self.step()?;
+            let units = self.model.n_units();
+            let evaluation =
+                p.eval_every > 0 && units % p.eval_every == 0 && units > last_eval_units;
+            let mut metrics = BTreeMap::new();
+            let mut eval = None;
+            if evaluation {
+                last_eval_units = units;
+                let train_nfe = mean_log_unnormalized(&self.model, self.data)?;
+                let valid_nfe = self
+                    .valid
+                    .map(|v| mean_log_unnormalized(&self.model, v))
+                    .transpose()?;
+                let gap = valid_nfe.map(|v| train_nfe - v);
+                if let Some(g) = gap {
+                    metrics.insert("gap".to_string(), g);
+                }
+                eval = Some(SizeEvaluation {
+                    units,
+                    iteration: self.iteration,
+                    train_nfe,
+                    valid_nfe,
+                    gap,
+                    wall_s: 0.0,
+                    metrics: BTreeMap::new(),
+                });
+            }
+            let wall_s = start.elapsed().as_secs_f64();
+            for o in self.observers.iter_mut() {
+                o.observe(&mut FwProgress {
+                    model: &self.model,
+                    iteration: &rec,
+                    evaluation,
+                    wall_s,
+                    metrics: &mut metrics,
+                })?;
+            }
+            record.iterations.push(rec);
+            if let Some(mut e) = eval {
+                e.wall_s = wall_s;
+                e.metrics = metrics;
+                let gap = e.gap;
+                record.evaluations.push(e);
+                match gap {
+                    Some(g) if !grown && g > min_gap + p.gap_tol => {
+                        grown = true;
+                        if p.early_stop {
+                            record.stop = FwStop::GapGrew;
+                            break;
+                        }
+                    }
+                    Some(g) if !grown => {
+                        min_gap = min_gap.min(g);
+                        record.selected_units = Some(units);
+                        selected = Some(self.model.clone());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        record.removed = self.removed;
+        if self.sampler.proposals() > 0 {
+            record.mh_acceptance =
+                Some(self.sampler.accepted() as f64 / self.sampler.proposals() as f64);
+        }
+        record.wall_s = start.elapsed().as_secs_f64();
+        Ok(FwFit {
+            model: self.model,
+            selected,
+            record,
+        })
+    }
+}
+
+/// Rows per parallel batch of [`mean_log_unnormalized`].
+const EVAL_BATCH: usize = 256;
+
+/// The mean over the rows of `data` of `ln p̃(v) = α Σ_i q_i softplus(w_iᵀṽ) + bᵀv` (the
+/// log-likelihood plus `ln Z`): hidden inputs by GEMM in batches, sums in `f64`, batches
+/// combined in order (same bits for any thread count).
+pub fn mean_log_unnormalized(model: &FwModel, data: &Dataset) -> Result<f64> {
+    let atoms = model.atoms_rbm()?;
+    exact::check_data_for(&atoms, data, "mean_log_unnormalized")?;
+    let coef = model.coefficients();
+    let (nv, nh) = (model.n_visible(), model.n_units());
+    let n = data.n_samples();
+    let sums: Vec<Result<f64>> = (0..n.div_ceil(EVAL_BATCH))
+        .into_par_iter()
+        .map(|k| {
+            let rows: Vec<usize> = (k * EVAL_BATCH..((k + 1) * EVAL_BATCH).min(n)).collect();
+            let mut v = vec![0f32; rows.len() * nv];
+            crate::rbm::fill_batch(data, &rows, &mut v)?;
+            let mut act = vec![0f32; rows.len() * nh];
+            atoms.hidden_input(&v, &mut act)?;
+            let mut s = 0.0;
+            for (vr, ar) in v.chunks_exact(nv).zip(act.chunks_exact(nh)) {
+                s += vr
+                    .iter()
+                    .zip(model.b())
+                    .filter(|(&x, _)| x > 0.5)
+                    .map(|(_, &b)| b)
+                    .sum::<f64>();
+                s += ar
+                    .iter()
+                    .zip(&coef)
+                    .map(|(&a, &c)| c * softplus_f64(f64::from(a)))
+                    .sum::<f64>();
+            }
+            Ok(s)
+        })
+        .collect();
+    let mut total = 0.0;
+    for s in sums {
+        total += s?;
+    }
+    Ok(total / n as f64)
+}

@@ -1,0 +1,38 @@
+//! Infinite RBMs learned by Frank-Wolfe (Ping, Liu & Ihler, *Learning Infinite RBMs with
+//! Frank-Wolfe*, NIPS 2016; equations cited as "Eq. 9", "Algorithm 1", "Sec. 3.3").
+//!
+//! The model (Eq. 5) replaces the sum over hidden units of an RBM's free energy by `α` times an
+//! expectation over a distribution `q` of weight vectors; the hidden bias is the weight of a
+//! constant visible unit. Maximizing the penalized likelihood (Eq. 6) over `q` is convex and
+//! Frank-Wolfe with step `1/t` adds one atom, i.e. one hidden unit, per iteration: with
+//! `α_t = t` the model after `t` iterations is a standard RBM with `t` hidden units.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`model`] | [`FwModel`] (atoms, `q`, `α`, `b`), its standard RBM (Prop. 3.1) and the Eq. 12 proposal |
+//! | [`subproblem`] | the linear subproblem Eq. 9 and its gradient over 0/1 rows ([`Subproblem`]) |
+//! | [`sampler`] | [`FwSampler`]: persistent Gibbs chains, or Metropolis-Hastings for fractional RBMs (Sec. 3.3) |
+//! | [`learner`] | [`FwParams`] → [`FrankWolfe`] (Algorithm 1, Eq. 10, away steps, size selection) → [`FwFit`] |
+//! | [`file`](mod@file) | model files: standard RBMs as `boltzkit/rbm/v1`, fractional ones as [`file::FW_FORMAT`] |
+//!
+//! Model files: a standard FW model is saved as the RBM it equals, `W[:, i] = w_i[..n_visible]`,
+//! `c_i = w_i[n_visible]` (the constant unit's weight), `b = b`; any RBM tool reads it, and an
+//! RBM file loads back as `q` uniform, `α = |h|`. To continue with CD ("FW-initialized CD"),
+//! hand [`FwModel::to_rbm`] to [`crate::rbm::train::Trainer::new`].
+
+pub mod file;
+pub mod learner;
+pub mod model;
+pub mod sampler;
+pub mod subproblem;
+
+#[cfg(test)]
+mod tests;
+
+pub use learner::{
+    mean_log_unnormalized, AlphaRule, FrankWolfe, FwFit, FwObserver, FwParams, FwProgress,
+    FwRecord, FwStop, IterationRecord, SizeEvaluation,
+};
+pub use model::FwModel;
+pub use sampler::FwSampler;
+pub use subproblem::{BinaryRows, Subproblem};
