@@ -215,3 +215,82 @@ fn eval_raise_reports_both_estimates_near_the_exact_one() {
     assert_eq!(a["log_z"], r["log_z"]);
     assert!(a.get("reverse_log_z").is_none());
 }
+
+/// `--monitors` logs the reconstruction error and the pseudo-log-likelihood, `--checkpoint`
+/// writes a loadable model, and `rbm eval --monitors` reports the same two figures.
+#[test]
+fn monitors_and_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = bars_and_stripes(dir.path());
+    let (model, log, ckpt) = (
+        path(dir.path(), "m.safetensors"),
+        path(dir.path(), "log.jsonl"),
+        path(dir.path(), "ckpt.safetensors"),
+    );
+    boltzkit()
+        .args([
+            "rbm", "fit", "--data", &data, "--hidden", "3", "--epochs", "20",
+        ])
+        .args([
+            "--batch-size",
+            "0",
+            "--lr",
+            "0.1",
+            "--eval-every",
+            "10",
+            "--monitors",
+        ])
+        .args([
+            "--checkpoint",
+            &ckpt,
+            "--log",
+            &log,
+            "-o",
+            &model,
+            "--seed",
+            "2",
+            "-q",
+        ])
+        .assert()
+        .success();
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "{records:?}");
+    for r in &records {
+        let recon = r["train_recon_error"].as_f64().unwrap();
+        let pl = r["train_pseudo_ll"].as_f64().unwrap();
+        assert!(recon >= 0.0 && pl < 0.0, "{r}");
+    }
+    let saved = load_rbm(Path::new(&ckpt)).unwrap();
+    assert_eq!(saved.rbm, load_rbm(Path::new(&model)).unwrap().rbm);
+
+    let out = boltzkit()
+        .args([
+            "rbm",
+            "eval",
+            "--model",
+            &model,
+            "--data",
+            &data,
+            "--monitors",
+        ])
+        .args(["--json", "-q"])
+        .assert()
+        .success();
+    let e = json(&out.get_output().stdout);
+    let last = records.last().unwrap();
+    let close = |a: &serde_json::Value, b: &serde_json::Value| {
+        (a.as_f64().unwrap() - b.as_f64().unwrap()).abs() < 1e-9
+    };
+    assert!(
+        close(&e["reconstruction_error"], &last["train_recon_error"]),
+        "{e}"
+    );
+    assert!(
+        close(&e["pseudo_log_likelihood"], &last["train_pseudo_ll"]),
+        "{e}"
+    );
+}

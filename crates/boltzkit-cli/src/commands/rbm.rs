@@ -12,10 +12,12 @@ use boltzkit::rbm::ais::{
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
 use boltzkit::rbm::train::trainer::{
-    AisLogLikelihood, Algorithm, ExactLogLikelihood, JsonlLog, LearningRate, Observer, Progress,
-    StopReason, TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
+    AisLogLikelihood, Algorithm, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate, Monitors,
+    Observer, Progress, StopReason, TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
 };
-use boltzkit::rbm::{base_rate_biases, mean_neg_free_energy, sample_bernoulli, GibbsChains, Rbm};
+use boltzkit::rbm::{
+    base_rate_biases, mean_neg_free_energy, monitor, sample_bernoulli, GibbsChains, Rbm,
+};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
@@ -25,6 +27,9 @@ use std::path::{Path, PathBuf};
 
 mod fw;
 mod plot;
+
+/// Rows of the training data `rbm fit --monitors` evaluates.
+const MONITOR_ROWS: usize = 1000;
 
 /// `boltzkit rbm <verb>`.
 #[derive(Debug, Args)]
@@ -207,6 +212,13 @@ struct FitArgs {
     /// Write the monitored metrics to this JSONL file
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
+    /// Also monitor the reconstruction error and the full pseudo-log-likelihood of (the
+    /// first 1,000 rows of) the training data every --eval-every epochs
+    #[arg(long)]
+    monitors: bool,
+    /// Write the model to this file every --eval-every epochs (and at the end)
+    #[arg(long, value_name = "FILE")]
+    checkpoint: Option<PathBuf>,
     /// Start from this model file instead of the Sec. 4.1 initialization
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
@@ -236,6 +248,10 @@ struct EvalArgs {
     /// AIS steps of a linear schedule [default: the standard 14,500-step schedule]
     #[arg(long, value_name = "N")]
     steps: Option<usize>,
+    /// Also report the mean-field reconstruction error and the full pseudo-log-likelihood
+    /// (every unit) of the data: cheap, deterministic monitors, not log-likelihoods
+    #[arg(long)]
+    monitors: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -418,6 +434,17 @@ impl FitArgs {
             }
             EvalArg::None => {}
         }
+        if self.monitors {
+            let rows: Vec<usize> = (0..data.n_samples().min(MONITOR_ROWS)).collect();
+            trainer = trainer.add_observer(Monitors::new("train", data.select(&rows)?), every);
+        }
+        if let Some(path) = &self.checkpoint {
+            let meta = BTreeMap::from([
+                ("data_file".to_string(), self.data.display().to_string()),
+                ("seed".to_string(), seed.to_string()),
+            ]);
+            trainer = trainer.add_observer(Checkpoint::new(path, meta), every);
+        }
         if let Some(path) = &self.log {
             let log = JsonlLog::create(path)
                 .with_context(|| format!("creating the log {}", path.display()))?;
@@ -524,6 +551,17 @@ impl EvalArgs {
             .set("samples", data.n_samples())
             .set("visible", nv)
             .set("hidden", nh);
+        if self.monitors {
+            summary
+                .set(
+                    "reconstruction_error",
+                    monitor::reconstruction_error(&rbm, &data)?,
+                )
+                .set(
+                    "pseudo_log_likelihood",
+                    monitor::pseudo_log_likelihood(&rbm, &data)?,
+                );
+        }
         let nfe = mean_neg_free_energy(&rbm, &data)?;
         let seed = seed.unwrap_or(0);
         if method == MethodArg::Exact {

@@ -128,18 +128,6 @@ fn labels(path: &Path, offset: u32) -> anyhow::Result<Vec<u32>> {
         .collect())
 }
 
-fn rows_of(data: &Dataset, rows: &[usize]) -> anyhow::Result<Dataset> {
-    let mut v = Vec::with_capacity(rows.len() * data.n_vars());
-    for &r in rows {
-        v.extend(data.sample(r).iter());
-    }
-    Ok(Dataset::from_flat(
-        v,
-        data.n_vars(),
-        vec![2; data.n_vars()],
-    )?)
-}
-
 fn binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dataset> {
     let d = read_dataset(path, &ReadOptions::default().with_binarize(binarize))
         .with_context(|| format!("reading {}", path.display()))?;
@@ -173,8 +161,8 @@ fn mnist(dir: &Path, seed: u64) -> anyhow::Result<Splits> {
     let mut train_rows = train_rows.to_vec();
     train_rows.sort_unstable();
     Ok(Splits {
-        train: rows_of(&all, &train_rows)?,
-        valid: rows_of(&all, valid_rows)?,
+        train: all.select(&train_rows)?,
+        valid: all.select(valid_rows)?,
         test: binary(&d.join("t10k-images-idx3-ubyte.gz"), bin)?,
         train_labels: train_rows.iter().map(|&r| all_labels[r]).collect(),
         test_labels: labels(&d.join("t10k-labels-idx1-ubyte.gz"), 0)?,

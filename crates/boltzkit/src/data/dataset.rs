@@ -135,6 +135,21 @@ impl Dataset {
         Dataset::new(self.values, cardinalities)
     }
 
+    /// The samples `rows` (in that order, repeats allowed) as a dataset with the same
+    /// cardinalities; an error names a row past the end.
+    pub fn select(&self, rows: &[usize]) -> Result<Self> {
+        if let Some(&r) = rows.iter().find(|&&r| r >= self.n_samples()) {
+            return Err(Error::param(
+                "rows",
+                format!("row {r} is past the {} samples", self.n_samples()),
+            ));
+        }
+        Dataset::new(
+            self.values.select(ndarray::Axis(0), rows),
+            self.cardinalities.clone(),
+        )
+    }
+
     /// Consumes the dataset, returning its value table.
     pub fn into_values(self) -> Array2<u8> {
         self.values
@@ -143,6 +158,15 @@ impl Dataset {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn select_keeps_rows_and_cardinalities() {
+        let d = super::Dataset::new(ndarray::array![[0u8, 1], [2, 0], [1, 1]], vec![3, 4]).unwrap();
+        let s = d.select(&[2, 0, 2]).unwrap();
+        assert_eq!(s.values(), &ndarray::array![[1u8, 1], [0, 1], [1, 1]]);
+        assert_eq!(s.cardinalities(), &[3, 4]);
+        assert!(d.select(&[3]).is_err());
+    }
+
     use super::*;
     use ndarray::array;
 

@@ -24,7 +24,7 @@ pub use sdcp::Sdcp;
 pub use sgd::{Sgd, SgdParams};
 pub use trainer::{
     Algorithm, CheckedTrainParams, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate,
-    Observer, Progress, StopReason, TrainOutcome, TrainParams, TrainRecord, Trainer,
+    Monitors, Observer, Progress, StopReason, TrainOutcome, TrainParams, TrainRecord, Trainer,
 };
 
 use super::model::{check_len, Rbm};

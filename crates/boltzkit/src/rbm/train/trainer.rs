@@ -39,7 +39,7 @@ use crate::io::{MetricLog, MetricRecord};
 use crate::rbm::ais::{ais_log_partition, AisSchedule};
 use crate::rbm::file::{save_rbm, Offsets};
 use crate::rbm::model::{base_rate_biases, fill_batch, mean_neg_free_energy, visible_means};
-use crate::rbm::{exact, Rbm};
+use crate::rbm::{exact, monitor, Rbm};
 use crate::rng::{derive_rng, derive_seed};
 use rand::seq::SliceRandom;
 use std::collections::BTreeMap;
@@ -519,6 +519,37 @@ impl Observer for AisLogLikelihood {
         p.metrics.insert(format!("{}_log_z", self.name), est.log_z);
         p.metrics
             .insert(format!("{}_log_z_se", self.name), est.std_err);
+        Ok(())
+    }
+}
+
+/// The cheap monitors of [`crate::rbm::monitor`] on `data` at each observation:
+/// `{name}_recon_error` (mean-field reconstruction error) and `{name}_pseudo_ll` (the full
+/// pseudo-log-likelihood, every unit); deterministic, neither a log-likelihood. Their cost is
+/// `O(samples × n_visible × n_hidden)`: pass a subset of a large data set.
+#[derive(Debug, Clone)]
+pub struct Monitors {
+    name: String,
+    data: Dataset,
+}
+
+impl Monitors {
+    /// Monitors of `data` (binary, shaped for the model), reported under `name`.
+    pub fn new(name: impl Into<String>, data: Dataset) -> Self {
+        Monitors {
+            name: name.into(),
+            data,
+        }
+    }
+}
+
+impl Observer for Monitors {
+    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+        let recon = monitor::reconstruction_error(p.rbm, &self.data)?;
+        let pl = monitor::pseudo_log_likelihood(p.rbm, &self.data)?;
+        p.metrics
+            .insert(format!("{}_recon_error", self.name), recon);
+        p.metrics.insert(format!("{}_pseudo_ll", self.name), pl);
         Ok(())
     }
 }
