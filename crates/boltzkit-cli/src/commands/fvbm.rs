@@ -375,8 +375,15 @@ impl FitArgs {
                     .set("sweeps", r.iterations)
                     .set("stop", serde_json::to_value(r.stop)?)
                     .set("monotone", r.is_monotone())
-                    .set("mple_exists", r.runaway.is_none())
+                    .set("final_gradient", r.final_gradient)
+                    .set("mple_exists", r.mple_exists())
                     .set("learn_s", r.seconds);
+                if let Some(e) = &r.existence {
+                    summary.set("lp_s", e.seconds).set(
+                        "separated_pairs",
+                        e.separation.as_ref().map_or(0, |s| s.separated_pairs),
+                    );
+                }
                 spin.finish_and_clear();
                 warn(&r.warnings, &self.common, &mut summary);
                 let settings = json!({"tau": self.tau, "l2": self.l2, "mu": self.mu,
