@@ -115,6 +115,11 @@ struct FitArgs {
     /// L2 penalty λ ≥ 0 per sample (the penalized maximizer always exists)
     #[arg(long, value_name = "λ", default_value_t = 0.0)]
     l2: f64,
+    /// Skip the check that the MPLE exists (bslm, ga, newton without --l2): Stiemke's
+    /// certificate at the fit, else a linear program that can take minutes beyond d ≈ 30;
+    /// runaway parameters are still detected
+    #[arg(long)]
+    no_existence_check: bool,
     /// Stop when the objective gains less than this in a sweep (bslm, ga, newton)
     #[arg(long, default_value_t = 1e-5)]
     tau: f64,
@@ -309,6 +314,7 @@ impl FitArgs {
             tau: self.tau,
             max_iterations: self.max_iterations,
             l2: self.l2,
+            check_existence: !self.no_existence_check,
             ..MpleParams::default()
         };
         mple.check()?;

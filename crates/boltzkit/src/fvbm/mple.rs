@@ -39,8 +39,9 @@ pub struct MpleParams {
     /// The starting point (its convention must be [`MpleParams::convention`]); `None` starts
     /// at `θ = 0`. Default `None`.
     pub init: Option<Fvbm>,
-    /// Without penalty, decide after the fit whether the maximizer exists by the separation
-    /// LP ([`super::separation::check`]; runaway parameters on the fit's own path are
+    /// Without penalty, decide after the fit whether the maximizer exists: by Stiemke's
+    /// certificate at the fitted point, else by the separation LP
+    /// ([`super::separation::check_at`]; runaway parameters on the fit's own path are
     /// detected either way). Default true.
     pub check_existence: bool,
 }
@@ -373,7 +374,7 @@ pub(crate) fn drive(
     let seconds = start.elapsed().as_secs_f64();
     let runaway = runaway(data, &snapshots, &theta, last, iterations, params.l2)?;
     let existence = if params.l2 == 0.0 && params.check_existence {
-        Some(separation::check(data)?)
+        Some(separation::check_at(data, &model)?)
     } else {
         None
     };

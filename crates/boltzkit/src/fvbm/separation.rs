@@ -44,6 +44,18 @@
 //! The simplex (microlp) meets constraints to 1e-7 on coefficients of size at most 1, so
 //! slacks within [`LP_TOL`] count as zero.
 //!
+//! # The fast path after a fit: Stiemke's certificate ([`check_at`])
+//!
+//! By Stiemke's lemma no recession direction exists exactly when some `y > 0` has `Aᵀy = 0`
+//! (then `AΔ ≥ 0` gives `0 = yᵀAΔ`, so `AΔ = 0`). A fitted point supplies one almost: with
+//! `y⁰_q = w_u |x_uj − E[x_j | h_uj]| > 0`, `Aᵀy⁰ = ∇P_n(θ)`, small near a maximizer. The
+//! correction `z_q = −w_u a_qᵀν` with `(Σ_q w_u a_q a_qᵀ) ν = ∇P_n(θ)` gives `Aᵀ(y⁰ + z) = 0`;
+//! if every `y⁰_q + z_q` stays positive (margin above 1e-9), the MPLE exists and no LP is
+//! needed. The matrix `Σ_q w_u a_q a_qᵀ` is `−∇²P_n(0)` divided by the convention's variance
+//! at 0; when it is singular, or the margin is not positive (as it cannot be where the MPLE
+//! does not exist), the LP decides. The LP at `d = 40` takes minutes; the certificate takes a
+//! Hessian and a Cholesky factor.
+//!
 //! # During a fit (the second line of defence)
 //!
 //! The drift of a fit is itself a candidate direction: the change of `θ` over the second half
@@ -53,8 +65,9 @@
 //! makes the objective strongly concave and coercive, so its maximizer always exists.
 
 use super::convention::Convention;
+use super::dense::{cholesky, cholesky_solve};
 use super::model::{n_params, Fvbm};
-use super::pseudo::{fields, partner_index, PlData};
+use super::pseudo::{fields, gradient_from_fields, hessian_from_fields, partner_index, PlData};
 use crate::error::{Error, Result};
 use microlp::{ComparisonOp, OptimizationDirection, Problem};
 use std::time::Instant;
@@ -93,6 +106,9 @@ pub struct Existence {
     pub rounds: usize,
     /// Constraints of the last LP.
     pub constraints: usize,
+    /// True when Stiemke's certificate at a fitted point settled it without an LP
+    /// ([`check_at`]; `rounds` and `constraints` are then 0).
+    pub certificate: bool,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -147,6 +163,55 @@ impl Existence {
 /// ```
 pub fn check(data: &PlData) -> Result<Existence> {
     solve_lp(data, data.d() * data.n_distinct() <= ALL_AT_ONCE)
+}
+
+/// Decides whether the MPLE exists, first by Stiemke's certificate at the fitted `model` (see
+/// the module documentation), then, when that does not settle it, by [`check`].
+pub fn check_at(data: &PlData, model: &Fvbm) -> Result<Existence> {
+    let start = Instant::now();
+    if stiemke_margin(data, model)?.is_some_and(|m| m > CERTIFICATE_MARGIN) {
+        return Ok(Existence {
+            separation: None,
+            pairs: data.d() * data.n_distinct(),
+            rounds: 0,
+            constraints: 0,
+            certificate: true,
+            seconds: start.elapsed().as_secs_f64(),
+        });
+    }
+    let mut e = check(data)?;
+    e.seconds = start.elapsed().as_secs_f64();
+    Ok(e)
+}
+
+/// Smallest `min_q (y⁰_q + z_q) / w_u` that certifies existence.
+const CERTIFICATE_MARGIN: f64 = 1e-9;
+
+/// `min_q (y⁰_q + z_q) / w_u` of the corrected Stiemke weights at `model`, or `None` when
+/// `Σ_q w_u a_q a_qᵀ` is singular.
+fn stiemke_margin(data: &PlData, model: &Fvbm) -> Result<Option<f64>> {
+    data.check_model(model)?;
+    let (d, rows, conv) = (data.d(), data.n_distinct(), data.convention());
+    let p = n_params(d);
+    let h = fields(model, data);
+    let mut nu = gradient_from_fields(data, &h);
+    let scale = conv.variance_bound();
+    let mut gram: Vec<f64> = hessian_from_fields(data, &vec![0.0; d * rows])
+        .iter()
+        .map(|v| -v / scale)
+        .collect();
+    if cholesky(&mut gram, p).is_err() {
+        return Ok(None);
+    }
+    cholesky_solve(&gram, p, &mut nu);
+    let a_nu = slacks(data, &nu)?;
+    let margin = h
+        .iter()
+        .zip(&a_nu)
+        .enumerate()
+        .map(|(q, (&hv, &an))| (data.column(q / rows)[q % rows] - conv.mean(hv)).abs() - an)
+        .fold(f64::INFINITY, f64::min);
+    Ok(Some(margin))
 }
 
 /// The separation LP, on all constraints at once or by row generation.
@@ -214,6 +279,7 @@ fn solve_lp(data: &PlData, all_at_once: bool) -> Result<Existence> {
                 pairs,
                 rounds,
                 constraints: active.len(),
+                certificate: false,
                 seconds: start.elapsed().as_secs_f64(),
             })
         };
@@ -436,6 +502,23 @@ mod tests {
         assert!(values[1] > values[0], "{values:?}");
     }
 
+    /// A default Newton fit without the existence check.
+    fn newton_fit(data: &Dataset, conv: Convention) -> super::super::FvbmFit {
+        let mple = MpleParams {
+            convention: conv,
+            check_existence: false,
+            ..Default::default()
+        };
+        newton::fit(
+            data,
+            &newton::NewtonParams {
+                mple,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    }
+
     /// Newton from `θ = 0` to a vanishing gradient. Returns `max_a |θ_a|`, `min_q y_q / w_q`
     /// and `max_a |∂P_n/∂θ_a| / n` at the end, where `y_q = w_q |x_q − E[x_q | h_q]|` are the weights with `Aᵀy = ∇P_n`:
     /// a finite point with `∇P_n ≈ 0` and every `y_q > 0` is Stiemke's certificate that no
@@ -488,8 +571,17 @@ mod tests {
             // Without the copy the MPLE exists, and Newton certifies it.
             let truth = Fvbm::random(5, 0.5, conv, &mut rng_from_seed(8)).unwrap();
             let ok = exact::sample(&truth, 2000, &mut rng_from_seed(9)).unwrap();
-            let e = check(&PlData::new(&ok, conv).unwrap()).unwrap();
-            assert!(e.exists() && e.message().is_none());
+            let pl = PlData::new(&ok, conv).unwrap();
+            let e = check(&pl).unwrap();
+            assert!(e.exists() && e.message().is_none() && !e.certificate);
+            let fit = newton_fit(&ok, conv);
+            let at = check_at(&pl, &fit.model).unwrap();
+            assert!(at.exists() && at.certificate && at.rounds == 0);
+            // At the separated data's fitted point the certificate cannot hold: the LP runs.
+            let sep_fit = newton_fit(&data, conv);
+            let sep_pl = PlData::new(&data, conv).unwrap();
+            let at = check_at(&sep_pl, &sep_fit.model).unwrap();
+            assert!(!at.exists() && !at.certificate && at.rounds >= 1);
             let (theta_max, y_min, grad) = newton_certificate(&ok, conv);
             assert!(grad <= 1e-10);
             assert!(theta_max < 5.0 && y_min > 1e-3, "{theta_max} {y_min}");
@@ -503,7 +595,7 @@ mod tests {
     #[test]
     fn every_verdict_on_three_units_has_an_independent_certificate() {
         let d = 3;
-        let (mut separated_sets, mut existing_sets) = (0, 0);
+        let (mut separated_sets, mut existing_sets, mut certified) = (0, 0, 0);
         for mask in 1u32..(1 << (1 << d)) {
             let states: Vec<u32> = (0..1u32 << d).filter(|s| mask >> s & 1 == 1).collect();
             let v = Array2::from_shape_fn((states.len(), d), |(i, j)| (states[i] >> j & 1) as u8);
@@ -526,6 +618,11 @@ mod tests {
                         );
                     }
                 }
+                // The fast path after a fit reaches the same verdict.
+                let fit = newton_fit(&data, conv);
+                let at = check_at(&pl, &fit.model).unwrap();
+                assert_eq!(at.exists(), e.exists(), "{conv} states {states:?}");
+                certified += usize::from(at.certificate);
                 verdicts.push(e.exists());
             }
             assert_eq!(verdicts[0], verdicts[1], "states {states:?}");
@@ -535,8 +632,12 @@ mod tests {
                 separated_sets += 1;
             }
         }
-        eprintln!("d = 3: MPLE exists on {existing_sets} of 255 sets of states");
-        assert!(existing_sets > 0 && separated_sets > 0);
+        eprintln!(
+            "d = 3: MPLE exists on {existing_sets} of 255 sets of states, {certified} of \
+             {} verdicts certified without the LP",
+            2 * existing_sets
+        );
+        assert!(existing_sets > 0 && separated_sets > 0 && certified > 0);
     }
 
     /// Row generation reaches the verdict of the LP on all constraints at once.
