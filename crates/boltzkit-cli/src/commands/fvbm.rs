@@ -385,10 +385,16 @@ impl FitArgs {
                     .set("mple_exists", r.mple_exists())
                     .set("learn_s", r.seconds);
                 if let Some(e) = &r.existence {
-                    summary.set("lp_s", e.seconds).set(
-                        "separated_pairs",
-                        e.separation.as_ref().map_or(0, |s| s.separated_pairs),
-                    );
+                    summary
+                        .set("existence_s", e.seconds)
+                        .set(
+                            "existence_by",
+                            if e.certificate { "certificate" } else { "lp" },
+                        )
+                        .set(
+                            "separated_pairs",
+                            e.separation.as_ref().map_or(0, |s| s.separated_pairs),
+                        );
                 }
                 spin.finish_and_clear();
                 warn(&r.warnings, &self.common, &mut summary);
