@@ -42,8 +42,8 @@ pub struct BslmRun {
     /// True when BSLM's own path showed runaway parameters (the heuristic second line of
     /// defence; the LP decides).
     pub runaway_seen: bool,
-    /// Seconds of the separation LP.
-    pub lp_seconds: f64,
+    /// Seconds of the existence check (Stiemke's certificate, else the separation LP).
+    pub existence_seconds: f64,
     /// Mean squared error of `θ̂` against the truth.
     pub mse: f64,
     /// Mean sandwich variance `mean_a SE_a²` (the MSE one expects; `None` when the MPLE does
@@ -72,7 +72,7 @@ pub fn run_one(d: usize, rep: usize, n: usize, tau: f64, seed: u64) -> anyhow::R
     let fit = bslm::fit(&data, &params)?;
     let (t, e) = (truth.theta(), fit.model.theta());
     let mse = t.iter().zip(&e).map(|(a, b)| (a - b).powi(2)).sum::<f64>() / t.len() as f64;
-    let Some((exists, lp_seconds)) = fit
+    let Some((exists, existence_seconds)) = fit
         .record
         .existence
         .as_ref()
@@ -94,7 +94,7 @@ pub fn run_one(d: usize, rep: usize, n: usize, tau: f64, seed: u64) -> anyhow::R
         monotone: fit.record.is_monotone(),
         mple_exists: exists,
         runaway_seen: fit.record.runaway.is_some(),
-        lp_seconds,
+        existence_seconds,
         mse,
         mean_se2,
         stop: fit.record.stop,
