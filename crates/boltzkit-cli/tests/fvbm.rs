@@ -130,6 +130,44 @@ fn fit_eval_tests_round_trip() {
     assert_eq!(std::fs::read_to_string(&s).unwrap().lines().count(), 25);
 }
 
+/// When the separation LP finds a recession direction, `fvbm fit` says so in one sentence
+/// pointing to `--l2`; with the penalty the fit is finite and nothing is said.
+#[test]
+fn fit_says_when_the_mple_does_not_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = generate(dir.path());
+    let x = boltzkit::data::read_dataset(Path::new(&data), &Default::default()).unwrap();
+    let mut v = x.into_values();
+    for mut row in v.outer_iter_mut() {
+        row[3] = row[1];
+    }
+    let copied = path(dir.path(), "copied.csv");
+    boltzkit::data::write_dataset(
+        Path::new(&copied),
+        &boltzkit::data::Dataset::binary(v).unwrap(),
+    )
+    .unwrap();
+    let out = boltzkit()
+        .args([
+            "fvbm", "fit", "--data", &copied, "--algo", "newton", "--json",
+        ])
+        .assert()
+        .success();
+    let f = json(&out.get_output().stdout);
+    assert_eq!(f["mple_exists"], false, "{f}");
+    assert!(f["separated_pairs"].as_u64().unwrap() > 0);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let warning: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warning.len(), 1, "{err}");
+    assert!(
+        warning[0].contains("does not exist") && warning[0].contains("--l2 λ"),
+        "{err}"
+    );
+    let p = fit(&copied, "newton", &["--l2", "1e-3"]);
+    assert!(p["mple_exists"].is_null() && p["warnings"].as_array().unwrap().is_empty());
+    assert_eq!(p["stop"], "converged");
+}
+
 #[test]
 fn mle_and_pcd_fit_and_pcd_is_seeded() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,12 +1,16 @@
 //! FVBM engines: exact moments (d = 20, 24), MPLE by BSLM and by Newton on the BSLM paper's
-//! simulation design (d = 10, n = 16,000, truth and start from N(0, 0.5), τ = 1e-5), and exact
-//! maximum likelihood (BM-DI) on Ising5x4 data with 100,000 samples.
+//! simulation design (d = 10, n = 16,000, truth and start from N(0, 0.5), τ = 1e-5), the
+//! separation LP on the same data, 20 BSLM sweeps at d = 20 with nearly every one of the
+//! 16,000 rows distinct (couplings from N(0, 0.01): the worst case for the per-sweep cost), and
+//! exact maximum likelihood (BM-DI) on Ising5x4 data with 100,000 samples.
 //!
 //! Run: `cargo bench -p boltzkit --bench fvbm`. Sweeps per BSLM fit are printed once, so the
-//! time per sweep is the fit time divided by them.
+//! time per sweep is the fit time divided by them. The solver timings leave the existence
+//! check (the separation LP) out; it is timed on its own.
 
 use boltzkit::data::synth::IsingGrid;
-use boltzkit::fvbm::{bslm, exact, mle, newton, Convention, Fvbm, MpleParams};
+use boltzkit::fvbm::pseudo::PlData;
+use boltzkit::fvbm::{bslm, exact, mle, newton, separation, Convention, Fvbm, MpleParams};
 use boltzkit::rng::rng_from_seed;
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -25,6 +29,7 @@ fn fvbm(c: &mut Criterion) {
     let init = Fvbm::random(d, 0.5, Convention::Spin, &mut rng_from_seed(210)).unwrap();
     let params = MpleParams {
         init: Some(init),
+        check_existence: false,
         ..Default::default()
     };
     let sweeps = bslm::fit(&data, &params).unwrap().record.iterations;
@@ -38,6 +43,25 @@ fn fvbm(c: &mut Criterion) {
     };
     g.bench_function("newton_fit_d10_n16000", |b| {
         b.iter(|| newton::fit(&data, &nparams).unwrap())
+    });
+    let pl = PlData::new(&data, Convention::Spin).unwrap();
+    g.bench_function("separation_lp_d10_n16000", |b| {
+        b.iter(|| separation::check(&pl).unwrap())
+    });
+    let wide = Fvbm::random(20, 0.01, Convention::Spin, &mut rng_from_seed(20)).unwrap();
+    let wide_data = exact::sample(&wide, 16_000, &mut rng_from_seed(120)).unwrap();
+    let rows = PlData::new(&wide_data, Convention::Spin)
+        .unwrap()
+        .n_distinct();
+    eprintln!("d = 20, N(0, 0.01): {rows} distinct rows of 16,000");
+    let twenty = MpleParams {
+        tau: 0.0,
+        max_iterations: 20,
+        check_existence: false,
+        ..Default::default()
+    };
+    g.bench_function("bslm_20_sweeps_d20_n16000_distinct", |b| {
+        b.iter(|| bslm::fit(&wide_data, &twenty).unwrap())
     });
     let grid = IsingGrid::ising5x4().distribution().unwrap();
     let ising = grid.sample(100_000, &mut rng_from_seed(1)).unwrap();

@@ -115,6 +115,11 @@ struct FitArgs {
     /// L2 penalty λ ≥ 0 per sample (the penalized maximizer always exists)
     #[arg(long, value_name = "λ", default_value_t = 0.0)]
     l2: f64,
+    /// Skip the check that the MPLE exists (bslm, ga, newton without --l2): Stiemke's
+    /// certificate at the fit, else a linear program that can take minutes beyond d ≈ 30;
+    /// runaway parameters are still detected
+    #[arg(long)]
+    no_existence_check: bool,
     /// Stop when the objective gains less than this in a sweep (bslm, ga, newton)
     #[arg(long, default_value_t = 1e-5)]
     tau: f64,
@@ -309,6 +314,7 @@ impl FitArgs {
             tau: self.tau,
             max_iterations: self.max_iterations,
             l2: self.l2,
+            check_existence: !self.no_existence_check,
             ..MpleParams::default()
         };
         mple.check()?;
@@ -375,8 +381,21 @@ impl FitArgs {
                     .set("sweeps", r.iterations)
                     .set("stop", serde_json::to_value(r.stop)?)
                     .set("monotone", r.is_monotone())
-                    .set("mple_exists", r.runaway.is_none())
+                    .set("final_gradient", r.final_gradient)
+                    .set("mple_exists", r.mple_exists())
                     .set("learn_s", r.seconds);
+                if let Some(e) = &r.existence {
+                    summary
+                        .set("existence_s", e.seconds)
+                        .set(
+                            "existence_by",
+                            if e.certificate { "certificate" } else { "lp" },
+                        )
+                        .set(
+                            "separated_pairs",
+                            e.separation.as_ref().map_or(0, |s| s.separated_pairs),
+                        );
+                }
                 spin.finish_and_clear();
                 warn(&r.warnings, &self.common, &mut summary);
                 let settings = json!({"tau": self.tau, "l2": self.l2, "mu": self.mu,

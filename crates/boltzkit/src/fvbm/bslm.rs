@@ -20,8 +20,9 @@
 //! change `δ` of `m_jk` moves `h_ij` by `δ·x_ik` and `h_ik` by `δ·x_ij`, and the means follow
 //! by the exact addition formulas of [`Convention::shifted_mean`] (one division per row
 //! instead of a `tanh`). Fields and means are recomputed from the parameters every
-//! [`REFRESH_EVERY`] sweeps and means from fields after every sweep, so round-off cannot
-//! accumulate.
+//! [`REFRESH_EVERY`] sweeps, so round-off cannot accumulate. The objective after a sweep
+//! takes one logarithm per distinct row, not one per row and unit
+//! ([`Convention::log_prob_parts`]).
 //!
 //! [`variance_bound`]: Convention::variance_bound
 
@@ -35,6 +36,9 @@ use std::time::Instant;
 
 /// Sweeps between two recomputations of the local fields from the parameters.
 pub const REFRESH_EVERY: usize = 64;
+
+/// Most units whose objective factors (in `[½, 2]`) are multiplied before a logarithm.
+const PRODUCT_UNITS: usize = 512;
 
 /// Fits an FVBM by BSLM (MPLE), from [`MpleParams::init`] (or `θ = 0`) until the objective
 /// gains less than `τ` in a sweep.
@@ -94,13 +98,17 @@ fn two_columns(v: &mut [f64], rows: usize, j: usize, k: usize) -> (&mut [f64], &
 }
 
 /// `Σ_u w_u (x_u − e_u)`, in four interleaved partial sums (a fixed order, so the result is
-/// reproducible, and independent chains the compiler can pipeline).
+/// reproducible, and independent chains the compiler can pipeline and vectorize).
 fn residual_sum(w: &[f64], x: &[f64], e: &[f64]) -> f64 {
     let mut acc = [0.0f64; 4];
     let n4 = w.len() / 4 * 4;
-    for u in (0..n4).step_by(4) {
-        for (l, a) in acc.iter_mut().enumerate() {
-            *a += w[u + l] * (x[u + l] - e[u + l]);
+    for ((w4, x4), e4) in w[..n4]
+        .chunks_exact(4)
+        .zip(x.chunks_exact(4))
+        .zip(e.chunks_exact(4))
+    {
+        for l in 0..4 {
+            acc[l] += w4[l] * (x4[l] - e4[l]);
         }
     }
     let tail: f64 = (n4..w.len()).map(|u| w[u] * (x[u] - e[u])).sum();
@@ -110,15 +118,23 @@ fn residual_sum(w: &[f64], x: &[f64], e: &[f64]) -> f64 {
 /// `Σ_u w_u ((x_uj − e_uj) x_uk + (x_uk − e_uk) x_uj)`, the derivative of Eq. 2.7, in four
 /// interleaved partial sums.
 fn cross_gradient(w: &[f64], xj: &[f64], ej: &[f64], xk: &[f64], ek: &[f64]) -> f64 {
-    let term = |u: usize| w[u] * ((xj[u] - ej[u]) * xk[u] + (xk[u] - ek[u]) * xj[u]);
+    let term = |w: f64, xj: f64, ej: f64, xk: f64, ek: f64| w * ((xj - ej) * xk + (xk - ek) * xj);
     let mut acc = [0.0f64; 4];
     let n4 = w.len() / 4 * 4;
-    for u in (0..n4).step_by(4) {
-        for (l, a) in acc.iter_mut().enumerate() {
-            *a += term(u + l);
+    for ((((w4, xj4), ej4), xk4), ek4) in w[..n4]
+        .chunks_exact(4)
+        .zip(xj.chunks_exact(4))
+        .zip(ej.chunks_exact(4))
+        .zip(xk.chunks_exact(4))
+        .zip(ek.chunks_exact(4))
+    {
+        for l in 0..4 {
+            acc[l] += term(w4[l], xj4[l], ej4[l], xk4[l], ek4[l]);
         }
     }
-    let tail: f64 = (n4..w.len()).map(term).sum();
+    let tail: f64 = (n4..w.len())
+        .map(|u| term(w[u], xj[u], ej[u], xk[u], ek[u]))
+        .sum();
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
@@ -182,6 +198,8 @@ pub(crate) struct Sweeper<'a> {
     l2n: f64,
     objective: f64,
     sweeps: usize,
+    /// Per-row products of the objective's `f` parts (scratch, `rows` long).
+    product: Vec<f64>,
 }
 
 impl<'a> Sweeper<'a> {
@@ -213,6 +231,7 @@ impl<'a> Sweeper<'a> {
             l2n: n * l2,
             objective: 0.0,
             sweeps: 0,
+            product: vec![1.0; rows],
         };
         s.update_objective(true);
         Ok(s)
@@ -311,16 +330,36 @@ impl<'a> Sweeper<'a> {
                 }
             });
         }
-        // The log-PL per unit, summed in unit order (deterministic).
+        // ln P(x_uj | h_uj) = r_uj + ln f_uj (Convention::log_prob_parts): the r parts summed
+        // per unit in unit order, the f parts multiplied across at most PRODUCT_UNITS units
+        // per row (so the product neither overflows nor underflows), one logarithm per row.
+        let e = &self.e;
         let sums = map_indices(self.d, work, |j| {
-            let hj = &h[j * rows..(j + 1) * rows];
+            let (hj, ej) = (&h[j * rows..(j + 1) * rows], &e[j * rows..(j + 1) * rows]);
             hj.iter()
+                .zip(ej)
                 .zip(data.column(j))
                 .zip(w)
-                .map(|((&hv, &x), &wv)| wv * (x * hv - conv.log_norm(hv)))
+                .map(|(((&hv, &ev), &x), &wv)| wv * conv.log_prob_parts(x, hv, ev).0)
                 .sum::<f64>()
         });
-        let pl: f64 = sums.iter().sum();
+        let mut pl: f64 = sums.iter().sum();
+        for group in (0..self.d).step_by(PRODUCT_UNITS) {
+            self.product.iter_mut().for_each(|f| *f = 1.0);
+            for j in group..(group + PRODUCT_UNITS).min(self.d) {
+                let (hj, ej) = (&h[j * rows..(j + 1) * rows], &e[j * rows..(j + 1) * rows]);
+                let xj = data.column(j);
+                for (u, f) in self.product.iter_mut().enumerate() {
+                    *f *= conv.log_prob_parts(xj[u], hj[u], ej[u]).1;
+                }
+            }
+            pl += self
+                .product
+                .iter()
+                .zip(w)
+                .map(|(f, wv)| wv * f.ln())
+                .sum::<f64>();
+        }
         let sq: f64 = self.theta().iter().map(|t| t * t).sum();
         self.objective = pl - 0.5 * self.l2n * sq;
     }

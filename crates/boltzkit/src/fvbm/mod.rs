@@ -49,4 +49,4 @@ pub use exact::Moments;
 pub use file::FORMAT;
 pub use model::{n_params, upper_index, Fvbm};
 pub use mple::{Algorithm, BslmParams, FvbmFit, MpleParams, MpleRecord, Progress, StopReason};
-pub use separation::Runaway;
+pub use separation::{Existence, Runaway, Separation};

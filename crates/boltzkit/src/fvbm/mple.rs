@@ -10,7 +10,7 @@
 use super::convention::Convention;
 use super::model::Fvbm;
 use super::pseudo::{self, PlData};
-use super::separation::{probe, runaway, Runaway, Snapshot};
+use super::separation::{self, runaway, Existence, Runaway, Snapshot};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use std::time::Instant;
@@ -39,9 +39,10 @@ pub struct MpleParams {
     /// The starting point (its convention must be [`MpleParams::convention`]); `None` starts
     /// at `θ = 0`. Default `None`.
     pub init: Option<Fvbm>,
-    /// Without penalty, when the fit's own path shows no runaway parameters, probe the
-    /// fitted point with a few Newton steps ([`super::separation::probe`]) to tell whether
-    /// the maximizer exists. Default true.
+    /// Without penalty, decide after the fit whether the maximizer exists: by Stiemke's
+    /// certificate at the fitted point, else by the separation LP
+    /// ([`super::separation::check_at`]; runaway parameters on the fit's own path are
+    /// detected either way). Default true.
     pub check_existence: bool,
 }
 
@@ -131,14 +132,18 @@ pub struct MpleRecord {
     pub n_samples: usize,
     /// Number of distinct rows in the data.
     pub n_distinct: usize,
-    /// Signs that the maximizer does not exist (parameters running away), if any.
+    /// The separation LP's verdict on whether the (unpenalized) maximizer exists, with a
+    /// recession direction when it does not; `None` when it did not run (`l2 > 0` or
+    /// `check_existence` off).
+    pub existence: Option<Existence>,
+    /// Parameters running away on the fit's own path (without penalty), if seen: the
+    /// second line of defence, and the only one when the LP did not run.
     pub runaway: Option<Runaway>,
     /// Warnings for the user, one plain sentence each.
     pub warnings: Vec<String>,
-    /// Wall-clock seconds of the fit, the existence probe excluded.
+    /// Wall-clock seconds of the fit, the separation LP excluded (its own seconds are in
+    /// [`MpleRecord::existence`]).
     pub seconds: f64,
-    /// Wall-clock seconds of the existence probe (0 when it did not run).
-    pub probe_seconds: f64,
 }
 
 impl MpleRecord {
@@ -148,6 +153,16 @@ impl MpleRecord {
             .objective
             .last()
             .expect("the trace holds the starting value")
+    }
+
+    /// Whether the unpenalized MPLE exists: the separation LP's verdict when it ran, else
+    /// `Some(false)` when parameters ran away, else `None` (not known).
+    pub fn mple_exists(&self) -> Option<bool> {
+        match (&self.existence, &self.runaway) {
+            (Some(e), _) => Some(e.exists()),
+            (None, Some(_)) => Some(false),
+            (None, None) => None,
+        }
     }
 
     /// True when the objective never decreased from one iteration to the next by more than
@@ -356,15 +371,26 @@ pub(crate) fn drive(
             snapshots.push(b);
         }
     }
-    let mut runaway = runaway(data, &snapshots, &theta, last, iterations, params.l2)?;
-    let probe_start = Instant::now();
-    if runaway.is_none() && params.l2 == 0.0 && params.check_existence {
-        runaway = probe(data, &model)?;
-    }
-    let probe_seconds = probe_start.elapsed().as_secs_f64();
+    let seconds = start.elapsed().as_secs_f64();
+    let runaway = runaway(data, &snapshots, &theta, last, iterations, params.l2)?;
+    let existence = if params.l2 == 0.0 && params.check_existence {
+        Some(separation::check_at(data, &model)?)
+    } else {
+        None
+    };
     let mut warnings = Vec::new();
-    if let Some(r) = &runaway {
-        warnings.push(r.message());
+    match (&existence, &runaway) {
+        (Some(e), _) if !e.exists() => warnings.extend(e.message()),
+        (Some(_), Some(r)) => warnings.push(format!(
+            "the parameters were still drifting when the fit stopped (by {:.3} over the last \
+             {} iterations) although the MPLE exists (the separation LP finds no recession \
+             direction): the fit may be far from the maximizer; a smaller τ or the Newton \
+             solver gets closer",
+            r.drift,
+            r.iterations - r.since
+        )),
+        (None, Some(r)) => warnings.push(r.message()),
+        _ => {}
     }
     match stop {
         StopReason::MaxIterations => warnings.push(format!(
@@ -390,10 +416,10 @@ pub(crate) fn drive(
             l2: params.l2,
             n_samples: data.n_samples(),
             n_distinct: data.n_distinct(),
+            existence,
             runaway,
             warnings,
-            seconds: start.elapsed().as_secs_f64() - probe_seconds,
-            probe_seconds,
+            seconds,
         },
     })
 }

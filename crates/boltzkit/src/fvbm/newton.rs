@@ -95,9 +95,8 @@ pub fn fit_observed(
 /// search: the predicted gain is then below what `F` can resolve.
 const NOISE_SLOPE: f64 = 1e-11;
 
-/// The Newton iteration's state (also used by [`super::separation`] to probe for runaway
-/// directions).
-pub(crate) struct NewtonSolver<'a> {
+/// The Newton iteration's state.
+struct NewtonSolver<'a> {
     data: &'a PlData,
     params: &'a NewtonParams,
     theta: Vec<f64>,
@@ -109,7 +108,7 @@ pub(crate) struct NewtonSolver<'a> {
 }
 
 impl<'a> NewtonSolver<'a> {
-    pub(crate) fn new(data: &'a PlData, init: &Fvbm, params: &'a NewtonParams) -> Result<Self> {
+    fn new(data: &'a PlData, init: &Fvbm, params: &'a NewtonParams) -> Result<Self> {
         data.check_model(init)?;
         let l2n = data.n_samples() as f64 * params.mple.l2;
         let theta = init.theta();
@@ -123,14 +122,6 @@ impl<'a> NewtonSolver<'a> {
             objective,
             l2n,
         })
-    }
-
-    /// `max_a |∂F/∂θ_a|` at the current iterate.
-    pub(crate) fn gradient_max(&self) -> f64 {
-        let g = gradient_from_fields(self.data, &self.h);
-        g.iter()
-            .zip(&self.theta)
-            .fold(0.0f64, |m, (gv, t)| m.max((gv - self.l2n * t).abs()))
     }
 
     fn penalized(data: &PlData, h: &[f64], theta: &[f64], l2n: f64) -> f64 {

@@ -277,7 +277,7 @@ pub fn gradient(model: &Fvbm, data: &PlData) -> Result<Vec<f64>> {
 /// The position in `θ` of the parameter through which unit `k` enters the field of unit `j`:
 /// `b_j` when `k = j`, `m_jk` otherwise.
 #[inline]
-fn partner_index(d: usize, j: usize, k: usize) -> usize {
+pub(crate) fn partner_index(d: usize, j: usize, k: usize) -> usize {
     match j.cmp(&k) {
         std::cmp::Ordering::Equal => j,
         std::cmp::Ordering::Less => upper_index(d, j, k),
