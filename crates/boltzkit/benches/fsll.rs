@@ -44,7 +44,7 @@ fn fsll_pass(c: &mut Criterion) {
             b.iter(|| {
                 // alternate low- and high-order updates, small steps so θ̄ stays in range
                 k += 1;
-                let y = if k % 2 == 0 { 3 } else { (n >> 1) | 5 };
+                let y = if k.is_multiple_of(2) { 3 } else { (n >> 1) | 5 };
                 let delta = if k % 4 < 2 { 1e-3 } else { -1e-3 };
                 let u = XorUpdate::new(y, delta, tb[y]);
                 update_and_scan(&mut tb, &db, &pen, u)
@@ -55,7 +55,7 @@ fn fsll_pass(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("full_transform", bits), &bits, |b, _| {
             b.iter(|| {
                 k += 1;
-                let delta = if k % 2 == 0 { 1e-3 } else { -1e-3 };
+                let delta = if k.is_multiple_of(2) { 1e-3 } else { -1e-3 };
                 multiply_by_exp_phi(&layout, &mut pt, 3, delta);
                 tb2.copy_from_slice(&pt);
                 forward(&layout, &mut tb2);

@@ -57,7 +57,7 @@ pub struct LogisticRegression {
 }
 
 fn check_rows(x: &[f32], n_features: usize, n_labels: usize) -> Result<usize> {
-    if n_features == 0 || x.len() % n_features != 0 || x.len() / n_features != n_labels {
+    if n_features == 0 || !x.len().is_multiple_of(n_features) || x.len() / n_features != n_labels {
         return Err(Error::Shape {
             op: "logistic regression".into(),
             expected: format!("{n_labels} rows of {n_features} features"),
@@ -155,7 +155,7 @@ impl LogisticRegression {
     /// The most probable class of every row of `x`.
     pub fn predict(&self, x: &[f32]) -> Result<Vec<u32>> {
         let (f, k) = (self.n_features, self.n_classes);
-        if x.len() % f != 0 {
+        if !x.len().is_multiple_of(f) {
             return Err(Error::Shape {
                 op: "LogisticRegression::predict".into(),
                 expected: format!("rows of {f} features"),

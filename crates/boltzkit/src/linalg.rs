@@ -504,7 +504,7 @@ pub fn sigmoid_f64(x: f64) -> f64 {
 /// When `x.len()` is not a multiple of `bias.len()`.
 pub fn add_row_bias(x: &mut [f32], bias: &[f32]) {
     let n = bias.len();
-    assert!(n > 0 && x.len() % n == 0, "add_row_bias: shape");
+    assert!(n > 0 && x.len().is_multiple_of(n), "add_row_bias: shape");
     for row in x.chunks_exact_mut(n) {
         row.iter_mut().zip(bias).for_each(|(v, &b)| *v += b);
     }

@@ -267,7 +267,13 @@ impl Chart {
         let fy = |y: f64| (y - y0) / (y1 - y0);
         let (bw, bh) = self.legend_size();
         // corners: upper left, upper right, lower left, lower right
-        let in_u = |c: usize, u: f64| if c % 2 == 0 { u <= bw } else { u >= 1.0 - bw };
+        let in_u = |c: usize, u: f64| {
+            if c.is_multiple_of(2) {
+                u <= bw
+            } else {
+                u >= 1.0 - bw
+            }
+        };
         let in_v = |c: usize, v: f64| if c < 2 { v >= 1.0 - bh } else { v <= bh };
         let mut cost = [0usize; 4];
         for s in &self.series {

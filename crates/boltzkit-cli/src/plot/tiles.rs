@@ -132,7 +132,7 @@ pub fn render_tiles(tiles: &[f32], grid: &TileGrid) -> anyhow::Result<Rgb> {
     );
     let size = th * tw;
     ensure!(
-        !tiles.is_empty() && tiles.len() % size == 0,
+        !tiles.is_empty() && tiles.len().is_multiple_of(size),
         "{} values are not a whole, non-zero number of {th}×{tw} tiles",
         tiles.len()
     );

@@ -462,7 +462,7 @@ impl FwReproArgs {
                 let (rbm, secs) = cd(init, rs)?;
                 spin.finish_and_clear();
                 let p = eval(&rbm, r + 1, "cd_rand", secs)?;
-                if best.as_ref().map_or(true, |(b, _)| p.valid_ll > b.valid_ll) {
+                if best.as_ref().is_none_or(|(b, _)| p.valid_ll > b.valid_ll) {
                     best = Some((p.clone(), rbm));
                 }
                 let mut all = p;

@@ -58,7 +58,7 @@ impl Dataset {
 
     /// A dataset from row-major values (`n_vars` per sample) and cardinalities.
     pub fn from_flat(values: Vec<u8>, n_vars: usize, cardinalities: Vec<u32>) -> Result<Self> {
-        if n_vars == 0 || values.len() % n_vars != 0 {
+        if n_vars == 0 || !values.len().is_multiple_of(n_vars) {
             return Err(Error::Shape {
                 op: "Dataset::from_flat".into(),
                 expected: format!("a multiple of {n_vars} values (whole rows)"),

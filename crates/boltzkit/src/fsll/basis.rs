@@ -34,7 +34,7 @@ impl LocalBasis {
     pub fn phi(self, j: u32, l: u32) -> f64 {
         match self {
             LocalBasis::Hadamard => {
-                if (j & l).count_ones() % 2 == 0 {
+                if (j & l).count_ones().is_multiple_of(2) {
                     1.0
                 } else {
                     -1.0

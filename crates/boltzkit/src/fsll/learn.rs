@@ -497,7 +497,7 @@ pub fn multiply_by_exp_phi(layout: &Layout, p: &mut [f64], y: usize, delta: f64)
         .collect();
     p.par_iter_mut().enumerate().for_each(|(x, v)| {
         let positive = if pow2 {
-            (x & y).count_ones() % 2 == 0
+            (x & y).count_ones().is_multiple_of(2)
         } else {
             support
                 .iter()

@@ -88,7 +88,13 @@ impl FsllModel {
             self.basis
                 .iter()
                 .zip(&self.theta)
-                .map(|(&y, &t)| if (y & x).count_ones() % 2 == 0 { t } else { -t })
+                .map(|(&y, &t)| {
+                    if (y & x).count_ones().is_multiple_of(2) {
+                        t
+                    } else {
+                        -t
+                    }
+                })
                 .sum()
         } else {
             self.basis

@@ -306,7 +306,7 @@ impl<'a> Sweeper<'a> {
             }
         }
         self.sweeps += 1;
-        let refresh = self.sweeps % REFRESH_EVERY == 0;
+        let refresh = self.sweeps.is_multiple_of(REFRESH_EVERY);
         if refresh {
             let model = Fvbm::new(self.b.clone(), self.m.clone(), self.conv)
                 .expect("BSLM updates keep M symmetric with a zero diagonal");

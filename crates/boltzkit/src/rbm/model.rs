@@ -375,7 +375,7 @@ impl Rbm {
     /// Number of rows of a batch with `width` columns; an error when `x` is not a whole
     /// number of rows.
     pub(crate) fn batch_rows(&self, op: &str, x: &[f32], width: usize) -> Result<usize> {
-        if x.len() % width != 0 {
+        if !x.len().is_multiple_of(width) {
             return Err(Error::Shape {
                 op: format!("Rbm::{op}"),
                 expected: format!("a batch with rows of {width} values"),

@@ -263,7 +263,10 @@ fn tile_shape(shape: Option<&str>, n_visible: usize) -> anyhow::Result<(usize, u
         if side * side == n_visible {
             return Ok((side, side));
         }
-        let h = (1..=side).rev().find(|h| n_visible % h == 0).unwrap_or(1);
+        let h = (1..=side)
+            .rev()
+            .find(|h| n_visible.is_multiple_of(*h))
+            .unwrap_or(1);
         return Err(UsageError::new(format!(
             "the model has {n_visible} visible units, not a perfect square: give --shape HxW \
              (e.g. --shape {h}x{})",

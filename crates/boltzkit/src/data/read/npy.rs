@@ -393,7 +393,7 @@ pub(crate) fn npy_bytes(descr: &str, fortran: bool, shape: &[usize], payload: &[
 #[cfg(test)]
 pub(crate) fn npy_raw(dict: &str, payload: &[u8]) -> Vec<u8> {
     let mut h = dict.to_string();
-    while (10 + h.len() + 1) % 64 != 0 {
+    while !(10 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');

@@ -730,7 +730,7 @@ impl<'d> FrankWolfe<'d> {
             let rec = self.step()?;
             let units = self.model.n_units();
             let evaluation =
-                p.eval_every > 0 && units % p.eval_every == 0 && units > last_eval_units;
+                p.eval_every > 0 && units.is_multiple_of(p.eval_every) && units > last_eval_units;
             let mut metrics = BTreeMap::new();
             let mut eval = None;
             if evaluation {

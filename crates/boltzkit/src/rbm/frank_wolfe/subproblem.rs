@@ -193,7 +193,7 @@ impl Subproblem {
     /// Takes the model samples `{v_s}` (row-major `S × n_visible`, 0/1).
     pub fn set_samples(&mut self, v: &[f32]) -> Result<()> {
         let nv = self.data.n_cols();
-        if v.is_empty() || v.len() % nv != 0 {
+        if v.is_empty() || !v.len().is_multiple_of(nv) {
             return Err(Error::Shape {
                 op: "Subproblem::set_samples".into(),
                 expected: format!("a non-empty batch of rows of {nv} values"),

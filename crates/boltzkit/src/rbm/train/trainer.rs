@@ -772,7 +772,7 @@ impl<'d> Trainer<'d> {
             let wall_s = start.elapsed().as_secs_f64();
             let mut any = false;
             for (o, every) in observers.iter_mut() {
-                if *every > 0 && epoch % *every == 0 {
+                if *every > 0 && epoch.is_multiple_of(*every) {
                     any = true;
                     o.observe(&mut Progress {
                         rbm,
