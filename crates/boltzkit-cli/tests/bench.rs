@@ -1,15 +1,9 @@
 //! End-to-end tests of `boltzkit bench`: each verb runs, reports its timings and the figure
 //! it computed, and rejects impossible settings.
 
-use assert_cmd::Command;
+mod common;
 
-fn boltzkit() -> Command {
-    Command::cargo_bin("boltzkit").unwrap()
-}
-
-fn json(out: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(out).expect("one JSON object on stdout")
-}
+use common::*;
 
 fn times_are_consistent(v: &serde_json::Value, runs: u64) {
     assert_eq!(v["runs"], runs);

@@ -1,13 +1,11 @@
 //! End-to-end tests of the `boltzkit` binary.
 
-use assert_cmd::Command;
+mod common;
+
 use boltzkit::data::{read_dataset, read_npy_f64, ReadOptions};
+use common::*;
 use predicates::prelude::*;
 use std::path::Path;
-
-fn boltzkit() -> Command {
-    Command::cargo_bin("boltzkit").unwrap()
-}
 
 /// Runs `gen ising` (5×4 grid, 200 samples) into `dir`, returning stdout.
 fn gen_ising(dir: &Path, name: &str, extra: &[&str]) -> String {

@@ -1,17 +1,11 @@
 //! End-to-end tests of `boltzkit fsll`, `demo` and `repro fsll`.
 
-use assert_cmd::Command;
+mod common;
+
 use boltzkit::data::{read_dataset, ReadOptions};
 use boltzkit::fsll::FsllModel;
+use common::*;
 use std::path::Path;
-
-fn boltzkit() -> Command {
-    Command::cargo_bin("boltzkit").unwrap()
-}
-
-fn json(out: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(out).expect("one JSON object on stdout")
-}
 
 /// Generates Ising5x4 data and its truth in `dir`.
 fn ising(dir: &Path, samples: &str) -> (String, String) {

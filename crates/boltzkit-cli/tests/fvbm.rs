@@ -1,20 +1,10 @@
 //! End-to-end tests of `boltzkit gen fvbm` and `boltzkit fvbm`.
 
-use assert_cmd::Command;
+mod common;
+
 use boltzkit::fvbm::Fvbm;
+use common::*;
 use std::path::Path;
-
-fn boltzkit() -> Command {
-    Command::cargo_bin("boltzkit").unwrap()
-}
-
-fn json(out: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(out).expect("one JSON object on stdout")
-}
-
-fn path(dir: &Path, name: &str) -> String {
-    dir.join(name).display().to_string()
-}
 
 /// Generates FVBM data (d = 4, σ² = 0.3) and its parameters in `dir`.
 fn generate(dir: &Path) -> (String, String) {

@@ -1,37 +1,10 @@
 //! End-to-end tests of `boltzkit rbm`.
 
-use assert_cmd::Command;
+mod common;
+
 use boltzkit::rbm::file::load_rbm;
+use common::*;
 use std::path::Path;
-
-fn boltzkit() -> Command {
-    Command::cargo_bin("boltzkit").unwrap()
-}
-
-fn json(out: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(out).expect("one JSON object on stdout")
-}
-
-fn path(dir: &Path, name: &str) -> String {
-    dir.join(name).display().to_string()
-}
-
-/// The 3×3 bars-and-stripes patterns (14 distinct, 9 visible units) as a .csv, each twice.
-fn bars_and_stripes(dir: &Path) -> String {
-    let mut rows = Vec::new();
-    for mask in 0u32..8 {
-        let bits: Vec<u8> = (0..3).map(|i| ((mask >> i) & 1) as u8).collect();
-        let bars: Vec<u8> = (0..9).map(|p| bits[p % 3]).collect();
-        let stripes: Vec<u8> = (0..9).map(|p| bits[p / 3]).collect();
-        for r in [bars, stripes] {
-            let line: Vec<String> = r.iter().map(|x| x.to_string()).collect();
-            rows.push(line.join(","));
-        }
-    }
-    let p = path(dir, "bas.csv");
-    std::fs::write(&p, rows.join("\n") + "\n").unwrap();
-    p
-}
 
 fn fit(dir: &Path) -> (String, String, serde_json::Value) {
     let data = bars_and_stripes(dir);

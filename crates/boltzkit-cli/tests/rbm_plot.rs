@@ -1,18 +1,12 @@
 //! End-to-end tests of `boltzkit rbm plot`: every mode writes a PNG whose pixels show what was
 //! asked for; bad shapes and missing inputs are one-line usage errors.
 
-use assert_cmd::Command;
+mod common;
+
 use boltzkit::data::synth::{BarsAndStripes, ShiftingBar};
 use boltzkit::data::{read_dataset, write_dataset, Dataset, ReadOptions};
+use common::*;
 use std::path::{Path, PathBuf};
-
-fn boltzkit() -> Command {
-    Command::cargo_bin("boltzkit").unwrap()
-}
-
-fn json(out: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(out).expect("one JSON object on stdout")
-}
 
 /// A decoded RGB PNG.
 struct Png {

@@ -285,56 +285,39 @@ impl Rbm {
     /// ([`binary::sum_selected`]); otherwise it is [`linalg::sgemm_par`]. Either way the
     /// same bits for any thread count.
     pub fn hidden_input(&self, v: &[f32], out: &mut [f32]) -> Result<()> {
-        let batch = self.batch_rows("hidden_input", v, self.n_visible)?;
-        check_len("hidden_input", "out", out.len(), batch * self.n_hidden)?;
-        let sparse = binary::with_scratch(|s| {
-            s.lists
-                .rows_of(v, self.n_visible, SPARSE_MAX_DENSITY)
-                .map(|_| binary::sum_selected(&s.lists, self.packed_w(), out))
-        });
-        if sparse.is_none() {
-            linalg::sgemm_par(
-                Op::N,
-                Op::N,
-                batch,
-                self.n_hidden,
-                self.n_visible,
-                1.0,
-                v,
-                &self.w,
-                0.0,
-                out,
-            );
-        }
-        linalg::add_row_bias(out, &self.c);
-        Ok(())
+        self.layer_input("hidden_input", v, out, false)
     }
 
     /// The visible input `H·Wᵀ + b` of a mini-batch `h` (`batch × n_hidden`) into `out`
     /// (`batch × n_visible`); sparse 0/1 `h` as in [`Rbm::hidden_input`].
     pub fn visible_input(&self, h: &[f32], out: &mut [f32]) -> Result<()> {
-        let batch = self.batch_rows("visible_input", h, self.n_hidden)?;
-        check_len("visible_input", "out", out.len(), batch * self.n_visible)?;
+        self.layer_input("visible_input", h, out, true)
+    }
+
+    /// `X·W + c` (`to_visible = false`) or `X·Wᵀ + b` (`true`), sparse or dense.
+    fn layer_input(&self, op: &str, x: &[f32], out: &mut [f32], to_visible: bool) -> Result<()> {
+        let (n_in, n_out, bias) = if to_visible {
+            (self.n_hidden, self.n_visible, &self.b)
+        } else {
+            (self.n_visible, self.n_hidden, &self.c)
+        };
+        let batch = self.batch_rows(op, x, n_in)?;
+        check_len(op, "out", out.len(), batch * n_out)?;
         let sparse = binary::with_scratch(|s| {
-            s.lists
-                .rows_of(h, self.n_hidden, SPARSE_MAX_DENSITY)
-                .map(|_| binary::sum_selected(&s.lists, self.packed_wt(), out))
+            s.lists.rows_of(x, n_in, SPARSE_MAX_DENSITY).map(|_| {
+                let packed = if to_visible {
+                    self.packed_wt()
+                } else {
+                    self.packed_w()
+                };
+                binary::sum_selected(&s.lists, packed, out)
+            })
         });
         if sparse.is_none() {
-            linalg::sgemm_par(
-                Op::N,
-                Op::T,
-                batch,
-                self.n_visible,
-                self.n_hidden,
-                1.0,
-                h,
-                &self.w,
-                0.0,
-                out,
-            );
+            let op_w = if to_visible { Op::T } else { Op::N };
+            linalg::sgemm_par(Op::N, op_w, batch, n_out, n_in, 1.0, x, &self.w, 0.0, out);
         }
-        linalg::add_row_bias(out, &self.b);
+        linalg::add_row_bias(out, bias);
         Ok(())
     }
 

@@ -1,0 +1,40 @@
+//! Helpers shared by the end-to-end tests (each test file includes this module with
+//! `mod common;`; a file uses only some of them, hence the `dead_code` allowance).
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::Path;
+
+/// The `boltzkit` binary under test.
+pub fn boltzkit() -> Command {
+    Command::cargo_bin("boltzkit").unwrap()
+}
+
+/// The one JSON object a `--json` run prints on stdout.
+pub fn json(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).expect("one JSON object on stdout")
+}
+
+/// `dir/name` as a string argument.
+pub fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).display().to_string()
+}
+
+/// The 3×3 bars-and-stripes process written as `dir/bas.csv`: every bars and every stripes
+/// pattern of the 8 row (column) subsets, 16 rows (the 14 distinct patterns, all-off and
+/// all-on twice), 9 visible units.
+pub fn bars_and_stripes(dir: &Path) -> String {
+    let mut rows = Vec::new();
+    for mask in 0u32..8 {
+        let bits: Vec<u8> = (0..3).map(|i| ((mask >> i) & 1) as u8).collect();
+        let bars: Vec<u8> = (0..9).map(|p| bits[p % 3]).collect();
+        let stripes: Vec<u8> = (0..9).map(|p| bits[p / 3]).collect();
+        for r in [bars, stripes] {
+            let line: Vec<String> = r.iter().map(|x| x.to_string()).collect();
+            rows.push(line.join(","));
+        }
+    }
+    let p = path(dir, "bas.csv");
+    std::fs::write(&p, rows.join("\n") + "\n").unwrap();
+    p
+}
