@@ -8,17 +8,23 @@
 //! | [`exact`] | enumeration of the smaller layer (≤ 30 units): `ln Z`, average log-likelihood, its exact gradient |
 //! | [`file`](mod@file) | model files (safetensors, `boltzkit/rbm/v1`): [`file::save_rbm`], [`file::load_rbm`] |
 //! | [`monitor`] | cheap deterministic monitors: mean-field reconstruction error, full pseudo-log-likelihood |
-//! | [`train`] | [`train::GradientEstimator`] (CD-k, PCD-k), [`train::Sdcp`] (S-DCP, Alg. 3), [`train::Centered`] (CG, CS-DCP, Alg. 4), [`train::Gradient`], the [`train::Sgd`] step, the loop [`train::Trainer`] |
+//! | [`tempering`] | [`tempering::TemperedChains`]: persistent parallel tempering (replica exchange), a sampler for trainers |
+//! | [`lab`] | gradient bias / variance against the exact gradient (Table 1 of the pop-CD paper) |
+//! | [`train`] | [`train::GradientEstimator`] (CD-k, PCD-k, pop-CD-k, PT), [`train::Sdcp`] (S-DCP, Alg. 3), [`train::Centered`] (CG, CS-DCP, Alg. 4), [`train::Gradient`], the [`train::Sgd`] step, the loop [`train::Trainer`] |
 //!
 //! Paper: Upadhya & Sastry, *Learning RBMs using stochastic difference of convex functions
-//! programming* (S-DCP; equations and algorithms cited as "Eq. 5", "Alg. 3").
+//! programming* (S-DCP; equations and algorithms cited as "Eq. 5", "Alg. 3"); pop-CD,
+//! tempering and the lab cite Krause, Fischer & Igel, *Population-Contrastive-Divergence*
+//! ("Eq. 8 of the pop-CD paper").
 
 pub mod ais;
 pub mod exact;
 pub mod file;
 pub mod gibbs;
+pub mod lab;
 pub mod model;
 pub mod monitor;
+pub mod tempering;
 pub mod train;
 
 #[cfg(test)]
