@@ -30,10 +30,14 @@ pub struct RbmArgs {
 
 #[derive(Debug, Subcommand)]
 enum RbmVerb {
-    /// Train an RBM on 0/1 data (CD, PCD, CG, S-DCP, CS-DCP)
+    /// Train an RBM on 0/1 data (CD, PCD, CG, S-DCP, CS-DCP, pop-CD, PT)
     #[command(
         long_about = "Train a binary restricted Boltzmann machine on 0/1 data with CD-k, \
-        PCD-k, the centered gradient (cg), S-DCP or centered S-DCP (csdcp). Without --model the \
+        PCD-k, the centered gradient (cg), S-DCP, centered S-DCP (csdcp), pop-CD-k (popcd: \
+        CD-k with importance-weighted negative samples, Eq. 8 of Krause et al.; --loo for Eq. 9) \
+        or parallel tempering (pt: --replicas M at inverse temperatures uniform in [0, 1], --k \
+        tempered steps and exchange rounds per update). The --log file carries pop-CD's \
+        effective sample size (popcd_ess) and PT's exchange rates (pt_swap_rate_*). Without --model the \
         model starts from the initialization of Sec. 4.1 of the S-DCP paper (W ~ N(0, 0.01²), \
         c = 0, b = logit of the data means). Prints the stop reason, the exact average \
         log-likelihood when the smaller layer has at most 25 units, and the wall time. A run \
@@ -72,6 +76,10 @@ enum AlgoArg {
     Sdcp,
     /// Centered S-DCP
     Csdcp,
+    /// Population contrastive divergence pop-CD-k (Krause et al., Eq. 8; --loo for Eq. 9)
+    Popcd,
+    /// Parallel tempering PT-M (--replicas M, β uniform in [0, 1]; --k steps per update)
+    Pt,
 }
 
 /// How `rbm fit` monitors the log-likelihood during training.
@@ -96,13 +104,24 @@ enum MethodArg {
 
 /// `--binarize`: none, threshold:T or stochastic.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum BinarizeArg {
+pub(crate) enum BinarizeArg {
     None,
     Threshold(f64),
     Stochastic,
 }
 
-fn parse_binarize(s: &str) -> Result<BinarizeArg, String> {
+impl BinarizeArg {
+    /// The reader's setting; stochastic binarization draws from `seed`.
+    pub(crate) fn to_binarize(self, seed: u64) -> Binarize {
+        match self {
+            BinarizeArg::None => Binarize::None,
+            BinarizeArg::Threshold(t) => Binarize::Threshold(t),
+            BinarizeArg::Stochastic => Binarize::Stochastic { seed },
+        }
+    }
+}
+
+pub(crate) fn parse_binarize(s: &str) -> Result<BinarizeArg, String> {
     match s {
         "none" => Ok(BinarizeArg::None),
         "stochastic" => Ok(BinarizeArg::Stochastic),
@@ -147,6 +166,12 @@ struct FitArgs {
     /// Inner steps d of sdcp and csdcp [default: 3]
     #[arg(long, value_name = "D")]
     inner: Option<usize>,
+    /// Replicas M of pt (inverse temperatures uniform in [0, 1]) [default: 10]
+    #[arg(long, value_name = "M")]
+    replicas: Option<usize>,
+    /// popcd: the leave-one-out weights of Eq. 9 instead of Eq. 8
+    #[arg(long)]
+    loo: bool,
     /// Momentum in [0, 1)
     #[arg(long, value_name = "X", default_value_t = 0.0)]
     momentum: f32,
@@ -224,7 +249,7 @@ impl RbmArgs {
 }
 
 /// Reads a data file of 0/1 values (after the binarization, if any).
-fn load_binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dataset> {
+pub(crate) fn load_binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dataset> {
     let opts = ReadOptions::default().with_binarize(binarize);
     let data = read_dataset(path, &opts)?;
     if let Some(j) = data.cardinalities().iter().position(|&k| k != 2) {
@@ -287,7 +312,14 @@ impl FitArgs {
         if self.inner.is_some() && !centered_or_dcp {
             return Err(UsageError::new("--inner applies only to --algo sdcp and csdcp").into());
         }
+        if self.replicas.is_some() && self.algo != AlgoArg::Pt {
+            return Err(UsageError::new("--replicas applies only to --algo pt").into());
+        }
+        if self.loo && self.algo != AlgoArg::Popcd {
+            return Err(UsageError::new("--loo applies only to --algo popcd").into());
+        }
         let inner = self.inner.unwrap_or(3);
+        let replicas = self.replicas.unwrap_or(10);
         let k = self.k;
         let algorithm = match self.algo {
             AlgoArg::Cd => Algorithm::Cd { k },
@@ -295,6 +327,8 @@ impl FitArgs {
             AlgoArg::Cg => Algorithm::Cg { k },
             AlgoArg::Sdcp => Algorithm::Sdcp { inner, k },
             AlgoArg::Csdcp => Algorithm::CsDcp { inner, k },
+            AlgoArg::Popcd => Algorithm::PopCd { k, loo: self.loo },
+            AlgoArg::Pt => Algorithm::Pt { replicas, k },
         };
         let mut params = TrainParams::new()
             .epochs(self.epochs)
@@ -310,14 +344,7 @@ impl FitArgs {
         };
         params.check()?;
 
-        let binarize = match self.binarize {
-            BinarizeArg::None => Binarize::None,
-            BinarizeArg::Threshold(t) => Binarize::Threshold(t),
-            BinarizeArg::Stochastic => Binarize::Stochastic {
-                seed: derive_seed(seed, 2),
-            },
-        };
-        let data = load_binary(&self.data, binarize)?;
+        let data = load_binary(&self.data, self.binarize.to_binarize(derive_seed(seed, 2)))?;
         let rbm = match &self.model {
             Some(path) => {
                 let rbm = load_rbm(path)?.rbm;
@@ -394,6 +421,8 @@ impl FitArgs {
             "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": self.lr,
             "batch_size": self.batch_size, "k": k,
             "inner": if centered_or_dcp { Some(inner) } else { None },
+            "replicas": if self.algo == AlgoArg::Pt { Some(replicas) } else { None },
+            "loo": self.loo,
             "momentum": self.momentum, "weight_decay": self.weight_decay,
             "binarize": format!("{:?}", self.binarize),
             "init_model": self.model.as_ref().map(|p| p.display().to_string()),

@@ -2,3 +2,4 @@
 
 pub mod bslm;
 pub mod fsll;
+pub mod popcd;
