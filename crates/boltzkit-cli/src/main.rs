@@ -9,6 +9,7 @@ mod args;
 mod commands;
 mod exit;
 mod fsll_run;
+mod plot;
 mod progress;
 mod report;
 mod repro;

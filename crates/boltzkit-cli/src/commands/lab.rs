@@ -185,7 +185,7 @@ impl GradientArgs {
             return Err(UsageError::new("--hidden must be at least 1").into());
         }
         let seed = self.common.init()?;
-        let binarize = self.binarize.to_binarize(derive_seed(seed, 2));
+        let binarize = self.binarize.resolve(derive_seed(seed, 2));
         let data = load_binary(&self.data, binarize)?;
         let batch = (self.batch_size > 0).then_some(self.batch_size);
         if let Some(b) = batch.filter(|&b| b > data.n_samples()) {

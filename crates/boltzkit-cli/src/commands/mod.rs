@@ -54,12 +54,12 @@ pub enum Command {
     )]
     Fvbm(fvbm::FvbmArgs),
 
-    /// Restricted Boltzmann machines: fit, eval, sample
+    /// Restricted Boltzmann machines: fit, eval, sample, plot
     #[command(
         long_about = "Restricted Boltzmann machines with binary units, trained by CD-k, \
                       PCD-k, the centered gradient, S-DCP or centered S-DCP (Upadhya & Sastry), \
                       pop-CD-k or parallel tempering (Krause, Fischer & Igel); \
-                      exact or AIS log-likelihoods; Gibbs sampling.\n\nExample:\n  boltzkit rbm \
+                      exact or AIS log-likelihoods; Gibbs sampling; PNG plots.\n\nExample:\n  boltzkit rbm \
                       fit --data bas.csv --algo sdcp --hidden 4 -o m.safetensors"
     )]
     Rbm(rbm::RbmArgs),

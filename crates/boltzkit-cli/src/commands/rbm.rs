@@ -21,6 +21,8 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod plot;
+
 /// `boltzkit rbm <verb>`.
 #[derive(Debug, Args)]
 pub struct RbmArgs {
@@ -61,6 +63,9 @@ enum RbmVerb {
         Example:\n  boltzkit rbm sample --model m.safetensors -n 1000 -o s.npy --seed 3"
     )]
     Sample(SampleArgs),
+    /// Draw learning curves, weight filters, samples or reconstructions as a PNG
+    #[command(long_about = plot::LONG_ABOUT)]
+    Plot(plot::PlotArgs),
 }
 
 /// The training algorithm of `rbm fit`.
@@ -111,13 +116,18 @@ pub(crate) enum BinarizeArg {
 }
 
 impl BinarizeArg {
-    /// The reader's setting; stochastic binarization draws from `seed`.
-    pub(crate) fn to_binarize(self, seed: u64) -> Binarize {
+    /// The reader's binarization; `seed` drives the stochastic one.
+    pub(crate) fn resolve(self, seed: u64) -> Binarize {
         match self {
             BinarizeArg::None => Binarize::None,
             BinarizeArg::Threshold(t) => Binarize::Threshold(t),
             BinarizeArg::Stochastic => Binarize::Stochastic { seed },
         }
+    }
+
+    /// Whether reading with it draws random numbers.
+    fn is_random(self) -> bool {
+        self == BinarizeArg::Stochastic
     }
 }
 
@@ -244,6 +254,7 @@ impl RbmArgs {
             RbmVerb::Fit(a) => a.run(),
             RbmVerb::Eval(a) => a.run(),
             RbmVerb::Sample(a) => a.run(),
+            RbmVerb::Plot(a) => a.run(),
         }
     }
 }
@@ -344,7 +355,7 @@ impl FitArgs {
         };
         params.check()?;
 
-        let data = load_binary(&self.data, self.binarize.to_binarize(derive_seed(seed, 2)))?;
+        let data = load_binary(&self.data, self.binarize.resolve(derive_seed(seed, 2)))?;
         let rbm = match &self.model {
             Some(path) => {
                 let rbm = load_rbm(path)?.rbm;
@@ -559,16 +570,8 @@ impl SampleArgs {
         let nv = rbm.n_visible();
         let n =
             usize::try_from(self.samples).map_err(|_| UsageError::new("--samples is too large"))?;
-        let mut v0 = vec![0f32; n * nv];
-        sample_bernoulli(&vec![0.5; n * nv], &mut v0, &mut rng_from_seed(seed));
-        let mut chains = GibbsChains::new(&rbm, &v0, derive_seed(seed, 1))?;
-        let bar = progress::bar(self.gibbs_steps as u64, "gibbs steps", self.common.quiet);
-        for _ in 0..self.gibbs_steps {
-            chains.run(&rbm, 1)?;
-            bar.inc(1);
-        }
-        bar.finish_and_clear();
-        write_samples(&self.output, chains.visible(), nv)?;
+        let v = gibbs_samples(&rbm, n, self.gibbs_steps, seed, self.common.quiet)?;
+        write_samples(&self.output, &v, nv)?;
         summary
             .set("model", self.model.display().to_string())
             .set("samples", n)
@@ -576,6 +579,28 @@ impl SampleArgs {
             .set("output", self.output.display().to_string());
         summary.emit(&self.common)
     }
+}
+
+/// `n` block Gibbs chains started from uniform random visible states and run `steps` steps
+/// (with a progress bar unless `quiet`); their visible states, `n × n_visible`.
+fn gibbs_samples(
+    rbm: &Rbm,
+    n: usize,
+    steps: usize,
+    seed: u64,
+    quiet: bool,
+) -> anyhow::Result<Vec<f32>> {
+    let nv = rbm.n_visible();
+    let mut v0 = vec![0f32; n * nv];
+    sample_bernoulli(&vec![0.5; n * nv], &mut v0, &mut rng_from_seed(seed));
+    let mut chains = GibbsChains::new(rbm, &v0, derive_seed(seed, 1))?;
+    let bar = progress::bar(steps as u64, "gibbs steps", quiet);
+    for _ in 0..steps {
+        chains.run(rbm, 1)?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(chains.visible().to_vec())
 }
 
 /// Writes 0/1 rows of width `nv` to `path` in the format its name asks for.

@@ -53,8 +53,9 @@ enum ReproPaper {
         and run to τ = 1e-5. Checks that every log-PL trace is monotone, flags the runs where \
         the MPLE does not exist, and prints the average MSE per d next to the paper's values \
         (with the mean sandwich variance, the MSE one should expect). -o DIR writes every trace \
-        as CSV (bslm-d{d}-rep{r}.csv) and all results as bslm.json. No PNG is drawn (no \
-        plotting dependency): plot the CSVs.\n\n\
+        as CSV (bslm-d{d}-rep{r}.csv), all results as bslm.json and the paper's Figure 1 as \
+        bslm-figure1.png (log-PL and log10 gain per sweep, a line per repetition, a column per \
+        d).\n\n\
         Examples:\n  boltzkit repro bslm -o bslm-out\n  boltzkit repro bslm --reps 1 --dims 5,10"
     )]
     Bslm(BslmReproArgs),
@@ -164,7 +165,7 @@ struct BslmReproArgs {
     /// Stopping tolerance τ on the log-PL gain per sweep
     #[arg(long, default_value_t = 1e-5)]
     tau: f64,
-    /// Directory for the per-run trace CSVs and bslm.json
+    /// Directory for the per-run trace CSVs, bslm.json and bslm-figure1.png
     #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
     #[command(flatten)]
@@ -393,7 +394,12 @@ impl BslmReproArgs {
                 "mple_missing",
                 runs.iter().filter(|r| !r.mple_exists).count(),
             )
-            .set("plot", "none: no plotting dependency; plot the trace CSVs");
+            .set(
+                "plot",
+                self.output
+                    .as_ref()
+                    .map(|dir| dir.join("bslm-figure1.png").display().to_string()),
+            );
         if common.json {
             summary.set("rows", serde_json::to_value(&rows)?);
             summary.set("markdown", table);
@@ -415,6 +421,7 @@ impl BslmReproArgs {
                 "rows": rows, "runs": runs_json,
             }))?;
             write_atomic(&dir.join("bslm.json"), body.as_bytes())?;
+            bslm::write_figure1(&dir.join("bslm-figure1.png"), &runs)?;
             summary.set("output", dir.display().to_string());
         }
         summary.emit(&common)?;

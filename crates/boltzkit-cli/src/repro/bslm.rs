@@ -3,9 +3,11 @@
 //! same way, run to τ = 1e-5, and report the per-sweep log-PL traces (monotone?) and the
 //! average MSE of the estimate over the repetitions.
 
+use crate::plot::{chart_panels, Chart, Series};
 use boltzkit::fvbm::{bslm, exact, inference, Convention, Fvbm, MpleParams, StopReason};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use serde::Serialize;
+use std::path::Path;
 
 /// The paper's average MSE over five repetitions, per d (Sec. 5).
 pub const PAPER_MSE: [(usize, f64); 4] =
@@ -93,6 +95,45 @@ pub fn trace_csv(run: &BslmRun) -> String {
         s.push_str(&format!("{i},{v:.12e}\n"));
     }
     s
+}
+
+/// The paper's Figure 1 as charts: per d (one column each), the log-PL against the sweep, one
+/// line per repetition (top row), and log10 of its gain per sweep (bottom row; the paper's
+/// dashed lines; sweeps without a gain are left out).
+pub fn figure1_charts(runs: &[BslmRun]) -> Vec<Chart> {
+    let mut dims: Vec<usize> = runs.iter().map(|r| r.d).collect();
+    dims.sort_unstable();
+    dims.dedup();
+    let panel = |d: usize, title: String, y: &str, f: &dyn Fn(&BslmRun) -> Vec<(f64, f64)>| {
+        runs.iter()
+            .filter(|r| r.d == d)
+            .fold(Chart::new(title).x_label("sweep").y_label(y), |c, r| {
+                c.series(Series::new(format!("rep {}", r.rep), f(r)))
+            })
+    };
+    let log_pl = |r: &BslmRun| {
+        let t = r.trace.iter().enumerate();
+        t.map(|(i, &v)| (i as f64, v)).collect()
+    };
+    let gain = |r: &BslmRun| {
+        let t = r.trace.windows(2).enumerate();
+        t.map(|(i, w)| ((i + 1) as f64, (w[1] - w[0]).log10()))
+            .collect()
+    };
+    let top = dims
+        .iter()
+        .map(|&d| panel(d, format!("d = {d}: log-PL"), "log-PL", &log_pl));
+    let bottom = dims.iter().map(|&d| {
+        let title = format!("d = {d}: log10 gain per sweep");
+        panel(d, title, "log10 gain", &gain)
+    });
+    top.chain(bottom).collect()
+}
+
+/// Writes [`figure1_charts`] as one PNG (a column per d).
+pub fn write_figure1(path: &Path, runs: &[BslmRun]) -> anyhow::Result<()> {
+    let charts = figure1_charts(runs);
+    chart_panels(path, &charts, (charts.len() / 2).max(1))
 }
 
 /// Per-d summary: runs, monotone runs, runs where the MPLE exists, average MSE (all runs and
@@ -195,5 +236,41 @@ mod tests {
         assert!(paper_mse(4).is_none() && paper_mse(10) == Some(5.96e-7));
         let md = markdown(&rs);
         assert_eq!(md.lines().count(), 3);
+    }
+
+    #[test]
+    fn figure1_has_a_column_per_d_and_a_line_per_repetition() {
+        let a = run_one(3, 0, 500, 1e-5, 9).unwrap();
+        let b = BslmRun {
+            rep: 1,
+            ..a.clone()
+        };
+        let c = run_one(4, 0, 500, 1e-5, 9).unwrap();
+        let charts = figure1_charts(&[a.clone(), b, c]);
+        let titles: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "d = 3: log-PL",
+                "d = 4: log-PL",
+                "d = 3: log10 gain per sweep",
+                "d = 4: log10 gain per sweep"
+            ]
+        );
+        assert_eq!(charts[0].series.len(), 2, "a line per repetition");
+        assert_eq!(charts[1].series.len(), 1);
+        assert_eq!(charts[0].series[0].points.len(), a.trace.len());
+        assert_eq!(charts[2].series[0].points.len(), a.trace.len() - 1);
+        let dir = tempfile::tempdir().unwrap();
+        let png = dir.path().join("fig1.png");
+        write_figure1(&png, &[a]).unwrap();
+        let file = std::fs::File::open(&png).unwrap();
+        let info = png::Decoder::new(std::io::BufReader::new(file))
+            .read_info()
+            .unwrap()
+            .info()
+            .clone();
+        let (w, h) = crate::plot::PANEL;
+        assert_eq!((info.width, info.height), (w, 2 * h));
     }
 }

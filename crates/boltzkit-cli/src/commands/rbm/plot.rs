@@ -1,0 +1,364 @@
+//! `boltzkit rbm plot`: learning curves from a `rbm fit --log` file, or weight filters,
+//! samples and reconstructions of a model, as one PNG.
+
+use super::{check_vars, gibbs_samples, load_binary, parse_binarize, BinarizeArg};
+use crate::args::CommonArgs;
+use crate::exit::UsageError;
+use crate::plot::{chart_panels, image_grid, line_chart, Chart, Normalize, PixelOrder, Series};
+use crate::report::Summary;
+use boltzkit::io::MetricLog;
+use boltzkit::rbm::file::load_rbm;
+use boltzkit::rbm::{fill_batch, Rbm};
+use boltzkit::rng::derive_seed;
+use clap::{Args, ValueEnum};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The `--help` text of `rbm plot`.
+pub(super) const LONG_ABOUT: &str = "Draw a PNG.\n\n\
+--log FILE (the JSONL log of `rbm fit --log`): one learning curve per metric against the \
+epoch, a panel each.\n\n\
+--model FILE --what filters: the weight columns W[:, j] of the first -n hidden units as \
+images, each scaled from its own minimum (black) to its maximum (white).\n\n\
+--model FILE --what samples: the visible states of -n block Gibbs chains started from uniform \
+random states and run --gibbs-steps steps (the same states as `rbm sample` with the same \
+--seed); 0 black, 1 white.\n\n\
+--model FILE --what reconstructions: the first -n rows v of --data, each beside its \
+mean-field reconstruction p(v = 1 | h = p(h | v)) = σ(b + W·σ(c + Wᵀv)) (deterministic; what \
+the reconstruction-error monitor measures).\n\n\
+A visible vector is drawn as an H×W image: --shape HxW, by default square when the number of \
+visible units is a perfect square; --order row reads pixel (r, c) at r·W + c (MNIST), col at \
+c·H + r.\n\n\
+Examples:\n  boltzkit rbm plot --log train.jsonl -o curves.png\n  \
+boltzkit rbm plot --model m.safetensors --what filters -n 100 -o filters.png\n  \
+boltzkit rbm plot --model m.safetensors --what reconstructions --data test.amat.gz -n 20 \
+-o recon.png";
+
+/// What `rbm plot --model` draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum What {
+    /// Weight columns of the first N hidden units
+    Filters,
+    /// N Gibbs chains' visible states
+    Samples,
+    /// N data rows beside their mean-field reconstructions
+    Reconstructions,
+}
+
+impl What {
+    fn name(self) -> &'static str {
+        match self {
+            What::Filters => "filters",
+            What::Samples => "samples",
+            What::Reconstructions => "reconstructions",
+        }
+    }
+}
+
+/// `--order`: how a visible vector maps to image pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OrderArg {
+    /// Pixel (r, c) at r·W + c
+    Row,
+    /// Pixel (r, c) at c·H + r
+    Col,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct PlotArgs {
+    /// JSONL metric log of `rbm fit --log`: a learning curve per metric against the epoch
+    #[arg(long, value_name = "FILE", conflicts_with = "model")]
+    log: Option<PathBuf>,
+    /// Logarithmic epoch axis for --log (records at epoch 0 are then left out)
+    #[arg(long, requires = "log")]
+    log_x: bool,
+    /// The model file (safetensors, boltzkit/rbm/v1)
+    #[arg(long, value_name = "FILE", requires = "what")]
+    model: Option<PathBuf>,
+    /// What to draw from --model
+    #[arg(long, value_enum, requires = "model")]
+    what: Option<What>,
+    /// Data whose rows are reconstructed (--what reconstructions)
+    #[arg(long, value_name = "FILE")]
+    data: Option<PathBuf>,
+    /// Conversion of grayscale --data to 0/1: none, threshold:T (v > T is 1) or stochastic
+    /// (seeded as in `rbm fit`)
+    #[arg(long, value_name = "HOW", default_value = "none", value_parser = parse_binarize)]
+    binarize: BinarizeArg,
+    /// Image shape of a visible vector, HxW [default: square when the visible units are a
+    /// perfect square]
+    #[arg(long, value_name = "HxW")]
+    shape: Option<String>,
+    /// Pixel order of a visible vector
+    #[arg(long, value_enum, default_value_t = OrderArg::Row)]
+    order: OrderArg,
+    /// Hidden units (filters), chains (samples) or data rows (reconstructions) to draw
+    #[arg(short = 'n', long = "count", value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    count: u64,
+    /// Block Gibbs steps per chain (--what samples)
+    #[arg(long, value_name = "K", default_value_t = 1000)]
+    gibbs_steps: usize,
+    /// Images (pairs, for reconstructions) per row [default: about a square picture]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    cols: Option<u64>,
+    /// Screen pixels per image pixel [default: images about 56 pixels high]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+    scale: Option<u64>,
+    /// The PNG to write
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+impl PlotArgs {
+    pub(super) fn run(self) -> anyhow::Result<()> {
+        match (&self.log, &self.model, self.what) {
+            (Some(log), _, _) => self.curves(log),
+            (None, Some(model), Some(what)) => self.images(model, what),
+            _ => Err(UsageError::new(
+                "give --log FILE, or --model FILE --what filters|samples|reconstructions",
+            )
+            .into()),
+        }
+    }
+
+    /// One chart per metric of the log, against the epoch.
+    fn curves(&self, log: &Path) -> anyhow::Result<()> {
+        self.common.init_threads()?;
+        let mut summary = Summary::new("rbm plot", None);
+        let records = MetricLog::read(log)?;
+        let names: BTreeSet<&String> = records.iter().flat_map(|r| r.metrics.keys()).collect();
+        let drawable = |name: &str| {
+            records.iter().any(|r| {
+                r.metrics.get(name).is_some_and(|v| v.is_finite()) && (!self.log_x || r.epoch > 0)
+            })
+        };
+        // measurements in name order, then the learning-rate schedule
+        let (mut shown, skipped): (Vec<&String>, Vec<&String>) =
+            names.into_iter().partition(|n| drawable(n));
+        shown.sort_by_key(|n| *n == "lr");
+        if shown.is_empty() {
+            anyhow::bail!(
+                "{}: no metric has a finite value to draw ({} records{})",
+                log.display(),
+                records.len(),
+                if self.log_x { ", epochs > 0" } else { "" }
+            );
+        }
+        let charts: Vec<Chart> = shown
+            .iter()
+            .map(|&name| {
+                let points = records
+                    .iter()
+                    .map(|r| {
+                        let v = r.metrics.get(name).copied().unwrap_or(f64::NAN);
+                        (r.epoch as f64, v)
+                    })
+                    .collect();
+                Chart::new(name.as_str())
+                    .x_label("epoch")
+                    .y_label(name.as_str())
+                    .log_x(self.log_x)
+                    .series(Series::new(name.as_str(), points))
+            })
+            .collect();
+        if charts.len() == 1 {
+            line_chart(&self.output, &charts[0])?;
+        } else {
+            chart_panels(&self.output, &charts, 2)?;
+        }
+        summary
+            .set("what", "curves")
+            .set("log", log.display().to_string())
+            .set("records", records.len())
+            .set(
+                "metrics",
+                shown.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            )
+            .set(
+                "skipped",
+                skipped.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            )
+            .set("output", self.output.display().to_string());
+        summary.emit(&self.common)
+    }
+
+    /// Filters, samples or reconstructions of the model as image tiles.
+    fn images(&self, model: &Path, what: What) -> anyhow::Result<()> {
+        if what != What::Reconstructions && self.data.is_some() {
+            return Err(UsageError::new("--data applies only to --what reconstructions").into());
+        }
+        let random =
+            what == What::Samples || (what == What::Reconstructions && self.binarize.is_random());
+        let seed = if random {
+            Some(self.common.init()?)
+        } else {
+            self.common.init_threads()?;
+            None
+        };
+        let mut summary = Summary::new("rbm plot", seed);
+        let rbm = load_rbm(model)?.rbm;
+        let (h, w) = tile_shape(self.shape.as_deref(), rbm.n_visible())?;
+        let n = usize::try_from(self.count).unwrap_or(usize::MAX);
+        let scale = self
+            .scale
+            .map_or_else(|| (56 / h.max(w)).max(1), |s| s as usize);
+        let mut grid = crate::plot::TileGrid::new(h, w)
+            .order(match self.order {
+                OrderArg::Row => PixelOrder::RowMajor,
+                OrderArg::Col => PixelOrder::ColumnMajor,
+            })
+            .scale(scale)
+            .cols(
+                self.cols
+                    .map_or(0, |c| usize::try_from(c).unwrap_or(usize::MAX)),
+            );
+        summary
+            .set("what", what.name())
+            .set("model", model.display().to_string());
+        let (tiles, count) = match what {
+            What::Filters => {
+                let k = n.min(rbm.n_hidden());
+                (filters(&rbm, k), k)
+            }
+            What::Samples => {
+                grid = grid.normalize(Normalize::Unit);
+                let seed = seed.unwrap_or_default();
+                summary.set("gibbs_steps", self.gibbs_steps);
+                let v = gibbs_samples(&rbm, n, self.gibbs_steps, seed, self.common.quiet)?;
+                (v, n)
+            }
+            What::Reconstructions => {
+                let path = self
+                    .data
+                    .as_deref()
+                    .ok_or_else(|| UsageError::new("--what reconstructions needs --data FILE"))?;
+                let binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
+                let data = load_binary(path, binarize)?;
+                check_vars(path, &data, &rbm)?;
+                let k = n.min(data.n_samples());
+                grid = grid.normalize(Normalize::Unit).group(2);
+                summary.set("data", path.display().to_string());
+                (reconstruction_pairs(&rbm, &data, k)?, k)
+            }
+        };
+        let (width, height) = image_grid(&self.output, &tiles, &grid)?;
+        summary
+            .set("count", count)
+            .set("shape", format!("{h}x{w}"))
+            .set("order", format!("{:?}", self.order).to_lowercase())
+            .set("width", width)
+            .set("height", height)
+            .set("output", self.output.display().to_string());
+        summary.emit(&self.common)
+    }
+}
+
+/// The image shape of a visible vector of `n_visible` units: `--shape HxW`, or the square.
+fn tile_shape(shape: Option<&str>, n_visible: usize) -> anyhow::Result<(usize, usize)> {
+    let Some(text) = shape else {
+        let side = (n_visible as f64).sqrt().round() as usize;
+        if side * side == n_visible {
+            return Ok((side, side));
+        }
+        let h = (1..=side).rev().find(|h| n_visible % h == 0).unwrap_or(1);
+        return Err(UsageError::new(format!(
+            "the model has {n_visible} visible units, not a perfect square: give --shape HxW \
+             (e.g. --shape {h}x{})",
+            n_visible / h
+        ))
+        .into());
+    };
+    let parsed = text
+        .split_once(['x', 'X', '×'])
+        .and_then(|(h, w)| Some((h.trim().parse().ok()?, w.trim().parse().ok()?)))
+        .filter(|&(h, w): &(usize, usize)| h > 0 && w > 0);
+    let Some((h, w)) = parsed else {
+        return Err(UsageError::new(format!(
+            "--shape `{text}`: expected HxW with positive whole numbers, e.g. 28x28"
+        ))
+        .into());
+    };
+    if h.checked_mul(w) != Some(n_visible) {
+        return Err(UsageError::new(format!(
+            "--shape {h}x{w} has {} pixels, the model has {n_visible} visible units",
+            h.saturating_mul(w)
+        ))
+        .into());
+    }
+    Ok((h, w))
+}
+
+/// The weight columns `W[:, j]`, `j < k`, one after another.
+fn filters(rbm: &Rbm, k: usize) -> Vec<f32> {
+    let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+    (0..k)
+        .flat_map(|j| (0..nv).map(move |i| rbm.w()[i * nh + j]))
+        .collect()
+}
+
+/// The first `k` data rows, each followed by its mean-field reconstruction
+/// `σ(b + W·σ(c + Wᵀv))`.
+fn reconstruction_pairs(
+    rbm: &Rbm,
+    data: &boltzkit::data::Dataset,
+    k: usize,
+) -> anyhow::Result<Vec<f32>> {
+    let nv = rbm.n_visible();
+    let rows: Vec<usize> = (0..k).collect();
+    let mut v = vec![0f32; k * nv];
+    fill_batch(data, &rows, &mut v)?;
+    let mut ph = vec![0f32; k * rbm.n_hidden()];
+    rbm.hidden_probs(&v, &mut ph)?;
+    let mut pv = vec![0f32; k * nv];
+    rbm.visible_probs(&ph, &mut pv)?;
+    Ok(v.chunks_exact(nv)
+        .zip(pv.chunks_exact(nv))
+        .flat_map(|(a, b)| a.iter().chain(b).copied())
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exit::{code, USAGE_ERROR};
+
+    #[test]
+    fn shapes_default_to_squares_and_bad_ones_are_usage_errors() {
+        assert_eq!(tile_shape(None, 784).unwrap(), (28, 28));
+        assert_eq!(tile_shape(None, 9).unwrap(), (3, 3));
+        assert_eq!(tile_shape(Some("20x16"), 320).unwrap(), (20, 16));
+        assert_eq!(tile_shape(Some("2×3"), 6).unwrap(), (2, 3));
+        let e = tile_shape(None, 320).unwrap_err();
+        assert_eq!(code(&e), USAGE_ERROR);
+        assert!(e.to_string().contains("--shape 16x20"), "{e}");
+        for bad in ["5x5", "0x9", "abc", "3x", "x3", "-3x-3"] {
+            let e = tile_shape(Some(bad), 9).unwrap_err();
+            assert_eq!(code(&e), USAGE_ERROR, "{bad}");
+            assert!(!e.to_string().contains('\n'));
+        }
+        assert!(tile_shape(Some("99999999999x99999999999"), 9).is_err());
+    }
+
+    #[test]
+    fn filters_are_weight_columns_and_pairs_interleave() {
+        // W = [[1, 2], [3, 4], [5, 6]]: 3 visible × 2 hidden
+        let rbm = Rbm::new(3, 2, vec![1., 2., 3., 4., 5., 6.], vec![0.; 3], vec![0.; 2]).unwrap();
+        assert_eq!(filters(&rbm, 2), vec![1., 3., 5., 2., 4., 6.]);
+        assert_eq!(filters(&rbm, 1), vec![1., 3., 5.]);
+        let data =
+            boltzkit::data::Dataset::from_flat(vec![1, 0, 1, 0, 0, 0], 3, vec![2; 3]).unwrap();
+        let pairs = reconstruction_pairs(&rbm, &data, 2).unwrap();
+        assert_eq!(pairs.len(), 12);
+        assert_eq!(&pairs[..3], &[1., 0., 1.]);
+        assert_eq!(&pairs[6..9], &[0., 0., 0.]);
+        // v = 0: p(h|v) = ½, p(v_i|h) = σ(½ Σ_j W_ij)
+        let sig = |x: f32| 1.0 / (1.0 + (-x).exp());
+        for (i, &p) in pairs[9..].iter().enumerate() {
+            let row = &rbm.w()[2 * i..2 * i + 2];
+            assert!((p - sig(0.5 * (row[0] + row[1]))).abs() < 1e-6);
+        }
+    }
+}
