@@ -106,6 +106,13 @@ impl LabArgs {
     }
 }
 
+/// A stable 64-bit key of a name (FNV-1a), for seeds that follow names.
+pub fn name_key(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// Parses estimator names, a usage error naming the bad one.
 pub fn parse_estimators(names: &[String]) -> anyhow::Result<Vec<EstimatorSpec>> {
     names
@@ -117,8 +124,9 @@ pub fn parse_estimators(names: &[String]) -> anyhow::Result<Vec<EstimatorSpec>> 
         .collect()
 }
 
-/// Runs the lab for every estimator (in parallel; estimator `i` seeded from
-/// `derive_seed(seed, i)`, so the results do not depend on the thread count), advancing `bar`.
+/// Runs the lab for every estimator (in parallel; each seeded from `seed` and its name, so the
+/// results depend neither on the thread count nor on the other estimators listed), advancing
+/// `bar`.
 pub fn run_lab(
     rbm: &Rbm,
     data: &Dataset,
@@ -129,10 +137,9 @@ pub fn run_lab(
     let truth = exact::log_likelihood_gradient(rbm, data)?;
     specs
         .par_iter()
-        .enumerate()
-        .map(|(i, spec)| {
+        .map(|spec| {
             let p = LabParams {
-                seed: derive_seed(params.seed, i as u64),
+                seed: derive_seed(params.seed, name_key(&spec.to_string())),
                 ..*params
             };
             let r = gradient_bias_variance(rbm, data, &truth, spec, &p)

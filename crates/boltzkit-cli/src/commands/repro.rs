@@ -70,10 +70,11 @@ enum ReproPaper {
         20,000 at 0.01; caltech: Caltech101 Silhouettes, batch 410, standing in for the \
         unavailable Letters with its counts 10,000 / 30,000), the exact average \
         log-likelihood every 100 iterations, --trials runs each; the mean curves go to \
-        curves-<data>-lr<η>.csv. Table 1 (third set): a model trained by CD-1 (η = 0.1, the \
+        curves-<data>-lr<η>.csv and popcd-curves.png (a panel per dataset and rate, like \
+        Figs. 1-2). Table 1 (third set): a model trained by CD-1 (η = 0.1, the \
         paper's 10,000 updates, 5,000 on MNIST), then squared bias and variance per \
         parameter of CD-k and pop-CD-k against the exact gradient (`boltzkit lab gradient`). \
-        -o DIR also writes popcd.json with every number. No PNG is drawn yet: plot the CSVs.\n\n\
+        -o DIR also writes popcd.json with every number.\n\n\
         Examples:\n  boltzkit repro popcd --datasets bas,modes -o popcd-out\n  \
         boltzkit repro popcd --part curves --datasets modes --trials 5 --iterations 2000\n  \
         boltzkit repro popcd --part table1 --table1-estimates 5000"
@@ -485,8 +486,8 @@ impl PopcdReproArgs {
     fn run(self) -> anyhow::Result<()> {
         use crate::commands::lab::parse_estimators;
         use crate::repro::popcd::{
-            curves_csv, curves_markdown, run_curves, summarize, table1_for, table1_markdown,
-            CurveSettings,
+            curves_csv, curves_figure, curves_markdown, run_curves, summarize, table1_for,
+            table1_markdown, CurveSettings,
         };
         let common = CommonArgs {
             seed: Some(self.common.seed.unwrap_or(POPCD_REPRO_SEED)),
@@ -544,6 +545,9 @@ impl PopcdReproArgs {
             runs = run_curves(&settings, &bar)?;
             curves = summarize(&settings, &runs);
             if let Some(dir) = &self.output {
+                let png = dir.join("popcd-curves.png");
+                curves_figure(&png, &curves, &settings.lrs)?;
+                summary.set("figure", png.display().to_string());
                 for (pd, _) in &settings.data {
                     for &lr in &settings.lrs {
                         let group: Vec<_> = curves
@@ -559,14 +563,14 @@ impl PopcdReproArgs {
         let mut tables = Vec::new();
         let mut table_md = String::new();
         if do_table {
-            for (i, (pd, data)) in settings.data.iter().enumerate() {
+            for (pd, data) in &settings.data {
                 let t = table1_for(
                     *pd,
                     data,
                     &lab_specs,
                     self.table1_train_iterations,
                     self.table1_estimates,
-                    derive_seed(seed, 200 + i as u64),
+                    derive_seed(seed, 200 + pd.id()),
                     &bar,
                 )
                 .with_context(|| format!("Table 1 on {}", pd.name()))?;
@@ -588,8 +592,7 @@ impl PopcdReproArgs {
                 datasets.iter().map(|d| d.name()).collect::<Vec<_>>(),
             )
             .set("trials", self.trials)
-            .set("iterations", self.iterations)
-            .set("plot", "none yet: plot the curve CSVs");
+            .set("iterations", self.iterations);
         if common.json {
             let brief: Vec<serde_json::Value> = curves
                 .iter()

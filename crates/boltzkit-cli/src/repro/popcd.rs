@@ -8,9 +8,11 @@
 //! all-off and all-on twice: the paper's batch size 32 is this full set), Artificial Modes as
 //! the paper (16 bits, 4 modes, 2,500 copies, p = 0.001), binarized MNIST (the 50,000 training
 //! rows, batch 500). The paper's Letters set is not available; Caltech101 Silhouettes (4,100
-//! training rows, batch 410) stands in with Letters' iteration counts.
+//! training rows, batch 410) stands in with Letters' iteration counts. The curves are written
+//! as CSV and drawn as one PNG ([`curves_figure`]).
 
 use crate::commands::lab::{diagnostic_notes, lab_markdown, run_lab};
+use crate::plot::{chart_panels, Chart, Series};
 use boltzkit::data::synth::{ArtificialModes, BarsAndStripes};
 use boltzkit::data::{read_dataset, Dataset, ReadOptions};
 use boltzkit::rbm::exact;
@@ -50,6 +52,12 @@ impl PaperData {
         PaperData::Mnist,
         PaperData::Caltech,
     ];
+
+    /// A fixed number per dataset (its place in [`PaperData::ALL`]), for seeds that do not
+    /// depend on which datasets a run includes.
+    pub fn id(self) -> u64 {
+        PaperData::ALL.iter().position(|&d| d == self).unwrap_or(0) as u64
+    }
 
     /// The name used by `--datasets` and in file names.
     pub fn name(self) -> &'static str {
@@ -198,7 +206,8 @@ impl CurveSettings {
 
 /// One run: the Sec. 4.1 initialization (the same for every algorithm and rate of a trial),
 /// then training with the exact log-likelihood every [`EVAL_EVERY`] updates. Algorithms of a
-/// trial share their chain and shuffle seeds (common random numbers).
+/// trial share their chain and shuffle seeds (common random numbers). Seeds follow the
+/// dataset, trial and rate, so a run of a subset reproduces that part of a larger run.
 pub fn curve_run(
     s: &CurveSettings,
     d: usize,
@@ -215,13 +224,15 @@ pub fn curve_run(
         pd.name()
     );
     let iterations = s.iterations(d, l);
-    let trial_seed = derive_seed(derive_seed(s.seed, 1 + d as u64), trial as u64);
+    // seeds from the dataset, the trial and the rate's value, not their places in the lists:
+    // a run on a subset reproduces the matching part of a full run
+    let trial_seed = derive_seed(derive_seed(s.seed, 1 + pd.id()), trial as u64);
     let rbm = Rbm::init_from_data(data, HIDDEN, 0.01, &mut derive_rng(trial_seed, 0))?;
     let mut params = TrainParams::new()
         .epochs(iterations / per_epoch)
         .learning_rate(s.lrs[l])
         .algorithm(s.algos[a].algorithm())
-        .seed(derive_seed(trial_seed, 1 + l as u64));
+        .seed(derive_seed(trial_seed, 1 + u64::from(s.lrs[l].to_bits())));
     params.batch_size = pd.batch_size();
     let every = EVAL_EVERY / per_epoch;
     let out = Trainer::new(rbm, data, params)?
@@ -373,6 +384,33 @@ pub fn curves_csv(curves: &[&CurveSummary]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The mean curves as one PNG like the paper's Figs. 1-2: a panel per (dataset, rate), rates
+/// across, datasets down, a line per algorithm (mean exact log-likelihood over the trials).
+pub fn curves_figure(path: &Path, curves: &[CurveSummary], lrs: &[f32]) -> anyhow::Result<()> {
+    let mut charts = Vec::new();
+    let mut datasets: Vec<&str> = curves.iter().map(|c| c.dataset.as_str()).collect();
+    datasets.dedup();
+    for d in datasets {
+        for &lr in lrs {
+            let mut chart = Chart::new(format!("{d}, η = {lr}, {HIDDEN} hidden"))
+                .x_label("iterations")
+                .y_label("mean log-likelihood (nats)");
+            for c in curves.iter().filter(|c| c.dataset == d && c.lr == lr) {
+                let points: Vec<(f64, f64)> = c
+                    .iterations
+                    .iter()
+                    .zip(&c.mean)
+                    .filter(|(_, m)| m.is_finite())
+                    .map(|(&i, &m)| (i as f64, m))
+                    .collect();
+                chart = chart.series(Series::new(c.algo.clone(), points));
+            }
+            charts.push(chart);
+        }
+    }
+    chart_panels(path, &charts, lrs.len().max(1))
 }
 
 /// The curve summaries as a Markdown table.
@@ -552,10 +590,23 @@ mod tests {
         assert_eq!(sums.len(), 2);
         assert_eq!(sums[0].iterations, vec![0, 100, 200, 300]);
         assert!(sums.iter().all(|c| c.best_mean >= c.final_mean));
+        let dir = tempfile::tempdir().unwrap();
+        let png = dir.path().join("fig.png");
+        curves_figure(&png, &sums, &s.lrs).unwrap();
+        assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
         let csv = curves_csv(&sums.iter().collect::<Vec<_>>());
         assert!(csv.starts_with("iteration,cd-1_mean,cd-1_sd,popcd-1_mean,popcd-1_sd\n0,"));
         assert_eq!(csv.lines().count(), 5);
         assert!(curves_markdown(&sums).contains("| bas | 0.1 | popcd-1 | 2 |"));
+        // a subset (one algorithm, the first trial) reproduces its part of the larger run: seeds follow names, not list places
+        let sub = CurveSettings {
+            algos: vec!["popcd-1".parse().unwrap()],
+            trials: 1,
+            ..s.clone()
+        };
+        let alone = run_curves(&sub, &bar).unwrap();
+        let in_full = runs.iter().find(|r| r.trial == 0 && r.algo == 1).unwrap();
+        assert_eq!(alone[0].ll, in_full.ll);
         assert_eq!(PaperData::Mnist.iterations(0.1), 5000);
         assert_eq!(PaperData::Mnist.iterations(0.01), 20_000);
         assert!("letters".parse::<PaperData>().is_err());

@@ -11,9 +11,10 @@
 //! the statistics with relative weights `r_i` (mean one); with `r ≡ 1` ([`Weighting::Unit`], or
 //! a batch of one) the result is CD-k's, bit for bit. The extra work per batch (Sec. 3.1) is
 //! the log-weights: `ln ω_i = bᵀv′_i + Σ_j softplus(x_ij) − ln p(v′_i | h′_i)` with
-//! `x_i = c + Wᵀv′_i`, the hidden input that `p(h | v′_i)` needs anyway (so `W v′` is reused),
-//! and `p(v′ | h′)` from the visible probabilities the last half-step left; weights are kept as
-//! logarithms and normalized by log-sum-exp (max-shifted).
+//! `x_i = c + Wᵀv′_i`, the hidden input that `p(h | v′_i)` needs anyway (so `W v′` is reused,
+//! and the softplus terms come from `p(h | v′)` itself), and `p(v′ | h′)` from the visible
+//! probabilities the last half-step left; weights are kept as logarithms and normalized by
+//! log-sum-exp (max-shifted).
 
 use super::{Cd, Gradient, GradientEstimator};
 use crate::error::{Error, Result};
@@ -158,6 +159,7 @@ impl GradientEstimator for PopCd {
                 rbm,
                 chains.visible(),
                 &self.x,
+                &self.p_neg,
                 chains.visible_probs(),
                 &mut self.log_w,
             )?;
@@ -196,13 +198,15 @@ impl GradientEstimator for PopCd {
 /// The log importance weights of Eq. 8, `ln ω_i = ln p̃(v′_i) − ln p(v′_i | h′_i)`, for a batch
 /// of negative samples `v_neg` (`ℓ × n_visible`, 0/1) into `out` (length `ℓ`):
 /// `ln p̃(v′) = bᵀv′ + Σ_j softplus(x_j)` from the hidden input `x_neg = c + Wᵀv′`
-/// ([`Rbm::hidden_input`], `ℓ × n_hidden`), and `p(v′ | h′)` from `pv_neg = p(v = 1 | h′)`
-/// (`ℓ × n_visible`), the probabilities `v′` was drawn with. Accurate to about `1e-6` per unit
-/// (`f32` logarithms, `f64` sums).
+/// ([`Rbm::hidden_input`], `ℓ × n_hidden`) and `ph_neg = σ(x_neg)` (`p(h = 1 | v′)`, which the
+/// statistics need anyway), and `p(v′ | h′)` from `pv_neg = p(v = 1 | h′)` (`ℓ × n_visible`),
+/// the probabilities `v′` was drawn with. Accurate to about `1e-6` per unit (`f32`
+/// logarithms, `f64` sums).
 pub fn log_weights(
     rbm: &Rbm,
     v_neg: &[f32],
     x_neg: &[f32],
+    ph_neg: &[f32],
     pv_neg: &[f32],
     out: &mut [f64],
 ) -> Result<()> {
@@ -211,13 +215,16 @@ pub fn log_weights(
     check_len("popcd::log_weights", "v_neg", v_neg.len(), rows * nv)?;
     check_len("popcd::log_weights", "pv_neg", pv_neg.len(), rows * nv)?;
     check_len("popcd::log_weights", "x_neg", x_neg.len(), rows * nh)?;
-    for (((o, v), p), x) in out
+    check_len("popcd::log_weights", "ph_neg", ph_neg.len(), rows * nh)?;
+    for ((((o, v), p), x), ph) in out
         .iter_mut()
         .zip(v_neg.chunks_exact(nv))
         .zip(pv_neg.chunks_exact(nv))
         .zip(x_neg.chunks_exact(nh))
+        .zip(ph_neg.chunks_exact(nh))
     {
-        *o = linalg::linear_minus_bernoulli_log_prob(rbm.b(), p, v) + linalg::softplus_sum(x);
+        *o = linalg::linear_minus_bernoulli_log_prob(rbm.b(), p, v)
+            + linalg::softplus_sum_given_sigmoid(x, ph);
     }
     Ok(())
 }
@@ -473,7 +480,7 @@ mod tests {
             let mut p_neg = x.clone();
             linalg::sigmoid_inplace(&mut p_neg);
             let mut lw = vec![0f64; l];
-            log_weights(&rbm, &v, &x, &pv, &mut lw).unwrap();
+            log_weights(&rbm, &v, &x, &p_neg, &pv, &mut lw).unwrap();
             let mut g = Gradient::like(&rbm);
             let mut errs_here = Vec::new();
             for w in [Weighting::SelfNormalized, Weighting::LeaveOneOut] {
