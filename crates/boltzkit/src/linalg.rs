@@ -486,6 +486,74 @@ multiversion! {
     }
 }
 
+/// `Σ_i term(a_i, b_i, c_i)` over the common length, each term in `f32`, summed in `f64` over
+/// fixed lanes (deterministic); inlined into the multiversioned kernels below, where it
+/// vectorizes when `term` is branch-free.
+#[inline(always)]
+fn lane_sum3(a: &[f32], b: &[f32], c: &[f32], term: impl Fn(f32, f32, f32) -> f32) -> f64 {
+    const LANES: usize = 8;
+    let n = a.len().min(b.len()).min(c.len());
+    let (a, b, c) = (&a[..n], &b[..n], &c[..n]);
+    let mut acc = [0f64; LANES];
+    let mut ac = a.chunks_exact(LANES);
+    let mut bc = b.chunks_exact(LANES);
+    let mut cc = c.chunks_exact(LANES);
+    for ((xs, ys), zs) in (&mut ac).zip(&mut bc).zip(&mut cc) {
+        let mut t = [0f32; LANES];
+        for (((t, &x), &y), &z) in t.iter_mut().zip(xs).zip(ys).zip(zs) {
+            *t = term(x, y, z);
+        }
+        for (s, &v) in acc.iter_mut().zip(&t) {
+            *s += f64::from(v);
+        }
+    }
+    let tail: f64 = ac
+        .remainder()
+        .iter()
+        .zip(bc.remainder())
+        .zip(cc.remainder())
+        .map(|((&x, &y), &z)| f64::from(term(x, y, z)))
+        .sum();
+    acc.iter().sum::<f64>() + tail
+}
+
+multiversion! {
+    /// `bᵀx − Σ_i ln P(x_i)` for 0/1 values `x_i` drawn as independent Bernoulli(`p_i`): the
+    /// visible part of pop-CD's log importance weight `ln p̃(v′) − ln p(v′ | h′)` (Eq. 8 of the
+    /// pop-CD paper). `P(x_i)` is `p_i` or `1 − p_i` in `f32`, its logarithm by [`fast_ln`],
+    /// each term in `f32`; terms summed in `f64` over fixed lanes (deterministic; vectorized,
+    /// AVX2 when available). A zero `P(x_i)` (a value the sampler cannot draw) gives `+∞`.
+    pub fn linear_minus_bernoulli_log_prob(b: &[f32], p: &[f32], x: &[f32]) -> f64 {
+        lane_sum3(b, p, x, |b, p, x| {
+            let on = x > 0.5;
+            let q = if on { p } else { 1.0 - p };
+            let lin = if on { b } else { 0.0 };
+            let t = lin - fast_ln(q.max(f32::MIN_POSITIVE));
+            if q > 0.0 {
+                t
+            } else {
+                f32::INFINITY
+            }
+        })
+    }
+}
+
+multiversion! {
+    /// `Σ_i softplus(x_i)` given `p_i = σ(x_i)` as already computed (e.g. by
+    /// [`sigmoid_inplace`]): `softplus(x) = max(x, 0) − ln(x > 0 ? p : 1 − p)`, one [`fast_ln`]
+    /// per term of the probability not below ½ (so `1 − p` loses nothing), terms in `f32`,
+    /// summed in `f64` over fixed lanes (deterministic; vectorized, AVX2 when available).
+    /// Agrees with [`softplus_sum`] to the accuracy of `σ` (about `2e-7` per term); pop-CD's
+    /// `ln p̃(v′)` uses it to reuse `p(h | v′)`.
+    pub fn softplus_sum_given_sigmoid(x: &[f32], p: &[f32]) -> f64 {
+        lane_sum3(x, p, x, |x, p, _| {
+            let pos = x > 0.0;
+            let q = if pos { p } else { 1.0 - p };
+            x.max(0.0) - fast_ln(q.max(f32::MIN_POSITIVE))
+        })
+    }
+}
+
 /// `softplus(x) = ln(1 + e^x)` in `f64`, stable for every finite `x` (reference precision).
 #[inline]
 pub fn softplus_f64(x: f64) -> f64 {
@@ -680,5 +748,54 @@ mod f32_tests {
         let mut m = vec![0f32; 6];
         add_row_bias(&mut m, &[1.0, 2.0, 3.0]);
         assert_eq!(m, vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    }
+
+    /// The pop-CD weight kernel against its definition in `f64` (lengths with and without a
+    /// tail, probabilities from σ(−35) ≈ 6e-16 to σ(15) ≈ 1 − 3e-7).
+    #[test]
+    fn linear_minus_bernoulli_log_prob_matches_reference() {
+        for len in [5usize, 16, 203] {
+            let p: Vec<f32> = (0..len)
+                .map(|i| sigmoid_f64((i as f64 * 0.37) % 50.0 - 35.0) as f32)
+                .collect();
+            let x: Vec<f32> = (0..len)
+                .map(|i| ((i * 7 + 3) % 5 < 2) as u8 as f32)
+                .collect();
+            let b: Vec<f32> = (0..len).map(|i| (i as f32 * 0.11).sin()).collect();
+            let want: f64 = (0..len)
+                .map(|i| {
+                    let (pi, on) = (f64::from(p[i]), x[i] > 0.5);
+                    if on {
+                        f64::from(b[i]) - pi.ln()
+                    } else {
+                        -(1.0 - pi).ln()
+                    }
+                })
+                .sum();
+            let got = linear_minus_bernoulli_log_prob(&b, &p, &x);
+            assert!(
+                (got - want).abs() < 1e-6 * want.abs().max(1.0),
+                "{len}: {got} vs {want}"
+            );
+        }
+        assert_eq!(
+            linear_minus_bernoulli_log_prob(&[0.0], &[0.0], &[1.0]),
+            f64::INFINITY
+        );
+        // softplus from the sigmoid, against the f64 reference over [−90, 90]
+        for len in [7usize, 64, 301] {
+            let x: Vec<f32> = (0..len)
+                .map(|i| (i as f32 * 0.61).rem_euclid(180.0) - 90.0)
+                .collect();
+            let mut p = x.clone();
+            sigmoid_inplace(&mut p);
+            let want: f64 = x.iter().map(|&v| softplus_f64(f64::from(v))).sum();
+            let got = softplus_sum_given_sigmoid(&x, &p);
+            assert!(
+                (got - want).abs() < 1e-6 * want.max(1.0),
+                "{len}: {got} vs {want}"
+            );
+            assert!((got - softplus_sum(&x)).abs() < 1e-6 * want.max(1.0));
+        }
     }
 }

@@ -5,7 +5,10 @@ use crate::exit::UsageError;
 use crate::progress;
 use crate::report::Summary;
 use anyhow::Context;
-use boltzkit::data::synth::{BayesNet, Distribution, IsingGrid, MAX_EXACT_VARS, MAX_PARENTS};
+use boltzkit::data::synth::{
+    ArtificialModes, BarsAndStripes, BayesNet, Distribution, IsingGrid, MAX_BARS_AND_STRIPES_D,
+    MAX_EXACT_VARS, MAX_PARENTS,
+};
 use boltzkit::data::{write_dataset, write_npy_f64, Dataset};
 use boltzkit::rng::rng_from_seed;
 use clap::{Args, Subcommand};
@@ -63,6 +66,145 @@ enum GenVerb {
         --seed 1"
     )]
     Fvbm(FvbmGenArgs),
+
+    /// Artificial Modes: noisy copies of distant binary prototypes (pop-CD paper, Sec. 4.1)
+    #[command(
+        long_about = "Artificial Modes (Desjardins et al. 2010; the pop-CD paper's Sec. 4.1, \
+        Shark's DistantModes): --modes prototypes of --dim bits, prototype m having bit i = \
+        (m mod 2) XOR (floor(i (floor(m/2) + 1) / dim) mod 2), each copied --copies times with \
+        every bit flipped with probability --flip. Rows are ordered mode by mode. The defaults \
+        are the paper's: 16 bits, 4 modes, 2,500 copies (10,000 samples), p = 0.001. --truth \
+        writes the exact mixture distribution over all 2^dim states.\n\n\
+        Example:\n  boltzkit gen artificial-modes -o modes.npy --truth modes-p.npy --seed 1"
+    )]
+    ArtificialModes(ModesArgs),
+
+    /// Bars & stripes D × D (every pattern once, or all 2^(D+1) outcomes with --duplicated)
+    #[command(
+        long_about = "Bars & stripes on a D × D grid (MacKay 2003), pixel r·D + c. Distinct \
+        form (default): the 2^(D+1) − 2 different patterns once each (14 for D = 3, the S-DCP \
+        paper's set). --duplicated: all 2^(D+1) outcomes of the generative process (set each \
+        row on or off, then rotate with probability ½), the all-off and all-on grids twice: 32 \
+        patterns for D = 4, the pop-CD paper's set (its batch size is 32). No randomness.\n\n\
+        Example:\n  boltzkit gen bars-stripes --size 4 --duplicated -o bas4.csv --truth bas4-p.npy"
+    )]
+    BarsStripes(BarsStripesArgs),
+}
+
+#[derive(Debug, Args)]
+struct ModesArgs {
+    /// Bits per sample
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    dim: u64,
+    /// Number of modes (prototypes)
+    #[arg(long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    modes: u64,
+    /// Copies of each prototype
+    #[arg(long, value_name = "N", default_value_t = 2500,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    copies: u64,
+    /// Probability that a bit of a copy is flipped
+    #[arg(long, value_name = "P", default_value_t = 0.001)]
+    flip: f64,
+    /// Output data file (.npy, .csv, .tsv or .amat, each optionally followed by .gz)
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// Also write the exact distribution over all 2^dim states (f64 .npy; dim ≤ 28)
+    #[arg(long, value_name = "FILE.npy")]
+    truth: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct BarsStripesArgs {
+    /// Side D of the grid
+    #[arg(long, value_name = "D", default_value_t = 4)]
+    size: usize,
+    /// All 2^(D+1) outcomes of the process (all-off and all-on twice) instead of the
+    /// 2^(D+1) − 2 distinct patterns
+    #[arg(long)]
+    duplicated: bool,
+    /// Output data file (.npy, .csv, .tsv or .amat, each optionally followed by .gz)
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// Also write the exact distribution over all 2^(D·D) states (f64 .npy; D ≤ 5)
+    #[arg(long, value_name = "FILE.npy")]
+    truth: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+impl ModesArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let dim = to_usize(self.dim, "--dim")?;
+        let am = ArtificialModes::new(
+            dim,
+            to_usize(self.modes, "--modes")?,
+            to_usize(self.copies, "--copies")?,
+            self.flip,
+        )
+        .map_err(|e| UsageError::new(e.to_string()))?;
+        let out = OutputArgs {
+            samples: am.n_samples() as u64,
+            output: self.output.clone(),
+            truth: self.truth.clone(),
+        };
+        out.check(dim)?;
+        let seed = self.common.init()?;
+        let data = am
+            .sample(&mut rng_from_seed(seed))
+            .context("sampling Artificial Modes")?;
+        let dist = match self.truth {
+            Some(_) => Some(am.distribution().context("the exact distribution")?),
+            None => None,
+        };
+        let mut summary = Summary::new("gen artificial-modes", Some(seed));
+        summary
+            .set("modes", self.modes)
+            .set("copies", self.copies)
+            .set("flip", self.flip);
+        out.write(&data, dist.as_ref(), dim, &mut summary)?;
+        summary.emit(&self.common)
+    }
+}
+
+impl BarsStripesArgs {
+    fn run(self) -> anyhow::Result<()> {
+        if self.size == 0 || self.size > MAX_BARS_AND_STRIPES_D {
+            return Err(UsageError::new(format!(
+                "--size must lie in 1..={MAX_BARS_AND_STRIPES_D}, found {}",
+                self.size
+            ))
+            .into());
+        }
+        let bs = BarsAndStripes::new(self.size, self.duplicated)?;
+        let out = OutputArgs {
+            samples: bs.n_patterns() as u64,
+            output: self.output.clone(),
+            truth: self.truth.clone(),
+        };
+        out.check(bs.n_vars())?;
+        self.common.init_threads()?;
+        let data = bs.dataset()?;
+        let dist = match self.truth {
+            Some(_) => Some(bs.distribution()?),
+            None => None,
+        };
+        let mut summary = Summary::new("gen bars-stripes", None);
+        summary.set("size", self.size).set(
+            "form",
+            if self.duplicated {
+                "duplicated"
+            } else {
+                "distinct"
+            },
+        );
+        out.write(&data, dist.as_ref(), bs.n_vars(), &mut summary)?;
+        summary.emit(&self.common)
+    }
 }
 
 /// Where the samples (and the optional exact distribution) go.
@@ -137,6 +279,8 @@ impl GenArgs {
             GenVerb::Ising(a) => a.run(),
             GenVerb::Bn(a) => a.run(),
             GenVerb::Fvbm(a) => a.run(),
+            GenVerb::ArtificialModes(a) => a.run(),
+            GenVerb::BarsStripes(a) => a.run(),
         }
     }
 }

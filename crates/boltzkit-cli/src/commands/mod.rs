@@ -12,6 +12,7 @@ pub mod demo;
 pub mod fsll;
 pub mod fvbm;
 pub mod gen;
+pub mod lab;
 pub mod rbm;
 pub mod repro;
 
@@ -22,7 +23,8 @@ use clap::Subcommand;
 pub enum Command {
     /// Generate synthetic datasets and their exact distributions
     #[command(
-        long_about = "Generate synthetic datasets (Ising grids, random Bayesian networks) and, \
+        long_about = "Generate synthetic datasets (Ising grids, random Bayesian networks, \
+                      random FVBMs, Artificial Modes, bars & stripes) and, \
                       for small models, their exact distribution over all states.\n\n\
                       Example:\n  boltzkit gen ising --rows 5 --cols 4 --samples 1000 -o ising.npy \
                       --truth ising-p.npy"
@@ -56,11 +58,22 @@ pub enum Command {
     /// Restricted Boltzmann machines: fit, eval, sample, plot
     #[command(
         long_about = "Restricted Boltzmann machines with binary units, trained by CD-k, \
-                      PCD-k, the centered gradient, S-DCP or centered S-DCP (Upadhya & Sastry); \
+                      PCD-k, the centered gradient, S-DCP or centered S-DCP (Upadhya & Sastry), \
+                      pop-CD-k or parallel tempering (Krause, Fischer & Igel); \
                       exact or AIS log-likelihoods; Gibbs sampling; PNG plots.\n\nExample:\n  boltzkit rbm \
                       fit --data bas.csv --algo sdcp --hidden 4 -o m.safetensors"
     )]
     Rbm(rbm::RbmArgs),
+
+    /// Experiments on estimators: gradient bias and variance against the exact gradient
+    #[command(
+        long_about = "Experiments on the estimators themselves. `lab gradient`: squared bias \
+                      and variance of RBM gradient estimators (CD-k, PCD-k, pop-CD-k, S-DCP, \
+                      PT) against the exact gradient, as Table 1 of the pop-CD paper.\n\n\
+                      Example:\n  boltzkit lab gradient --data bas4.csv --estimators \
+                      cd-1,popcd-1 --seed 1"
+    )]
+    Lab(lab::LabArgs),
 
     /// Reproduce a paper's experiments from scratch
     #[command(
@@ -88,6 +101,7 @@ impl Command {
             Command::Fsll(args) => args.run(),
             Command::Fvbm(args) => args.run(),
             Command::Rbm(args) => args.run(),
+            Command::Lab(args) => args.run(),
             Command::Repro(args) => args.run(),
             Command::Bench(args) => args.run(),
         }

@@ -40,10 +40,14 @@ pub struct RbmArgs {
 
 #[derive(Debug, Subcommand)]
 enum RbmVerb {
-    /// Train an RBM on 0/1 data (CD, PCD, CG, S-DCP, CS-DCP)
+    /// Train an RBM on 0/1 data (CD, PCD, CG, S-DCP, CS-DCP, pop-CD, PT)
     #[command(
         long_about = "Train a binary restricted Boltzmann machine on 0/1 data with CD-k, \
-        PCD-k, the centered gradient (cg), S-DCP or centered S-DCP (csdcp). Without --model the \
+        PCD-k, the centered gradient (cg), S-DCP, centered S-DCP (csdcp), pop-CD-k (popcd: \
+        CD-k with importance-weighted negative samples, Eq. 8 of Krause et al.; --loo for Eq. 9) \
+        or parallel tempering (pt: --replicas M at inverse temperatures uniform in [0, 1], --k \
+        tempered steps and exchange rounds per update). The --log file carries pop-CD's \
+        effective sample size (popcd_ess) and PT's exchange rates (pt_swap_rate_*). Without --model the \
         model starts from the initialization of Sec. 4.1 of the S-DCP paper (W ~ N(0, 0.01²), \
         c = 0, b = logit of the data means). Prints the stop reason, the exact average \
         log-likelihood when the smaller layer has at most 25 units, and the wall time. A run \
@@ -101,6 +105,10 @@ enum AlgoArg {
     Csdcp,
     /// Frank-Wolfe: an infinite RBM grown by one hidden unit per iteration (Ping et al. 2016)
     FrankWolfe,
+    /// Population contrastive divergence pop-CD-k (Krause et al., Eq. 8; --loo for Eq. 9)
+    Popcd,
+    /// Parallel tempering PT-M (--replicas M, β uniform in [0, 1]; --k steps per update)
+    Pt,
 }
 
 /// How `rbm fit` monitors the log-likelihood during training.
@@ -197,6 +205,12 @@ struct FitArgs {
     /// Inner steps d of sdcp and csdcp [default: 3]
     #[arg(long, value_name = "D")]
     inner: Option<usize>,
+    /// Replicas M of pt (inverse temperatures uniform in [0, 1]) [default: 10]
+    #[arg(long, value_name = "M")]
+    replicas: Option<usize>,
+    /// popcd: the leave-one-out weights of Eq. 9 instead of Eq. 8
+    #[arg(long)]
+    loo: bool,
     /// Momentum in [0, 1)
     #[arg(long, value_name = "X", default_value_t = 0.0)]
     momentum: f32,
@@ -342,7 +356,14 @@ impl FitArgs {
         if self.inner.is_some() && !centered_or_dcp {
             return Err(UsageError::new("--inner applies only to --algo sdcp and csdcp").into());
         }
+        if self.replicas.is_some() && self.algo != AlgoArg::Pt {
+            return Err(UsageError::new("--replicas applies only to --algo pt").into());
+        }
+        if self.loo && self.algo != AlgoArg::Popcd {
+            return Err(UsageError::new("--loo applies only to --algo popcd").into());
+        }
         let inner = self.inner.unwrap_or(3);
+        let replicas = self.replicas.unwrap_or(10);
         let k = self.k;
         let algorithm = match self.algo {
             AlgoArg::Cd => Algorithm::Cd { k },
@@ -351,6 +372,8 @@ impl FitArgs {
             AlgoArg::Sdcp => Algorithm::Sdcp { inner, k },
             AlgoArg::Csdcp => Algorithm::CsDcp { inner, k },
             AlgoArg::FrankWolfe => return fw::fit(self),
+            AlgoArg::Popcd => Algorithm::PopCd { k, loo: self.loo },
+            AlgoArg::Pt => Algorithm::Pt { replicas, k },
         };
         let mut params = TrainParams::new()
             .epochs(self.epochs)
@@ -461,6 +484,8 @@ impl FitArgs {
             "lr_end": self.lr_end,
             "batch_size": self.batch_size, "k": k,
             "inner": if centered_or_dcp { Some(inner) } else { None },
+            "replicas": if self.algo == AlgoArg::Pt { Some(replicas) } else { None },
+            "loo": self.loo,
             "momentum": self.momentum, "weight_decay": self.weight_decay,
             "binarize": format!("{:?}", self.binarize),
             "init_model": self.model.as_ref().map(|p| p.display().to_string()),

@@ -20,6 +20,9 @@ pub const FSLL_REPRO_SEED: u64 = 20_211;
 /// The seed `repro bslm` uses unless `--seed` says otherwise.
 pub const BSLM_REPRO_SEED: u64 = 2016;
 
+/// The seed `repro popcd` uses unless `--seed` says otherwise.
+pub const POPCD_REPRO_SEED: u64 = 2017;
+
 /// `boltzkit repro <paper>`.
 #[derive(Debug, Args)]
 pub struct ReproArgs {
@@ -88,6 +91,95 @@ enum ReproPaper {
         boltzkit repro frank-wolfe --max-units 100 --sizes 50,100 --epochs 20 --ais-steps 1000"
     )]
     FrankWolfe(crate::repro::frank_wolfe::FwReproArgs),
+    /// The pop-CD paper: log-likelihood curves (Figs. 1-2) and Table 1 (bias / variance)
+    #[command(
+        long_about = "The experiments of Krause, Fischer & Igel (pop-CD) with 16 hidden \
+        units. Curves (first set, Figs. 1-2): CD-1, CD-10, PCD-1, pop-CD-1, pop-CD-10 and PT-10 \
+        at η = 0.1 and 0.01 with the paper's iteration counts (bas: Bars & Stripes 4×4, the 32 \
+        outcomes of the generative process, full batch, 50,000 iterations; modes: Artificial \
+        Modes, batch 500, 10,000; mnist: binarized MNIST, batch 500, 5,000 at η = 0.1 and \
+        20,000 at 0.01; caltech: Caltech101 Silhouettes, batch 410, standing in for the \
+        unavailable Letters with its counts 10,000 / 30,000), the exact average \
+        log-likelihood every 100 iterations, --trials runs each; the mean curves go to \
+        curves-<data>-lr<η>.csv and popcd-curves.png (a panel per dataset and rate, like \
+        Figs. 1-2). Table 1 (third set): a model trained by CD-1 (η = 0.1, the \
+        paper's 10,000 updates, 5,000 on MNIST), then squared bias and variance per \
+        parameter of CD-k and pop-CD-k against the exact gradient (`boltzkit lab gradient`). \
+        -o DIR also writes popcd.json with every number.\n\n\
+        Examples:\n  boltzkit repro popcd --datasets bas,modes -o popcd-out\n  \
+        boltzkit repro popcd --part curves --datasets modes --trials 5 --iterations 2000\n  \
+        boltzkit repro popcd --part table1 --table1-estimates 5000"
+    )]
+    Popcd(PopcdReproArgs),
+}
+
+/// Which part of `repro popcd` to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PopcdPart {
+    /// The log-likelihood curves (first experiment set)
+    Curves,
+    /// Table 1 (third experiment set)
+    Table1,
+    /// Both
+    All,
+}
+
+#[derive(Debug, Args)]
+struct PopcdReproArgs {
+    /// What to run
+    #[arg(long, value_enum, default_value_t = PopcdPart::All)]
+    part: PopcdPart,
+    /// Datasets, comma-separated: bas, modes, mnist, caltech
+    #[arg(long, value_delimiter = ',', default_value = "bas,modes,mnist")]
+    datasets: Vec<crate::repro::popcd::PaperData>,
+    /// Learning rates of the curves
+    #[arg(long, value_delimiter = ',', default_values_t = [0.1f32, 0.01])]
+    lrs: Vec<f32>,
+    /// Algorithms of the curves (cd-K, pcd-K, popcd-K, popcd-loo-K, sdcp-D-K, pt-M)
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "cd-1,cd-10,pcd-1,popcd-1,popcd-10,pt-10"
+    )]
+    algos: Vec<String>,
+    /// Runs per (dataset, rate, algorithm); the curves are their means
+    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..))]
+    trials: u64,
+    /// Iterations per run instead of the paper's (to shorten)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    iterations: Option<u64>,
+    /// Table 1: estimates per estimator (the paper: 50,000)
+    #[arg(long, value_name = "N", default_value_t = 50_000)]
+    table1_estimates: usize,
+    /// Table 1: estimators
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "cd-1,cd-10,popcd-1,popcd-10"
+    )]
+    table1_estimators: Vec<String>,
+    /// Table 1: CD-1 updates of the reference model instead of the paper's
+    #[arg(long, value_name = "N")]
+    table1_train_iterations: Option<usize>,
+    /// Binarized MNIST training rows
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "../shared/data/binarized_mnist/binarized_mnist_train.amat.gz"
+    )]
+    mnist: PathBuf,
+    /// Caltech101 Silhouettes training rows
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "../shared/data/caltech101_silhouettes/caltech101_silhouettes_28_split1_train.amat.gz"
+    )]
+    caltech: PathBuf,
+    /// Directory for the curve CSVs and popcd.json
+    #[arg(short, long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
 }
 
 #[derive(Debug, Args)]
@@ -146,6 +238,7 @@ impl ReproArgs {
             ReproPaper::Bslm(a) => a.run(),
             ReproPaper::Sdcp(a) => a.run(),
             ReproPaper::FrankWolfe(a) => a.run(),
+            ReproPaper::Popcd(a) => a.run(),
         }
     }
 }
@@ -420,4 +513,149 @@ fn peak_rss_gib() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / (1024.0 * 1024.0))
+}
+
+impl PopcdReproArgs {
+    fn run(self) -> anyhow::Result<()> {
+        use crate::commands::lab::parse_estimators;
+        use crate::repro::popcd::{
+            curves_csv, curves_figure, curves_markdown, run_curves, summarize, table1_for,
+            table1_markdown, CurveSettings,
+        };
+        let common = CommonArgs {
+            seed: Some(self.common.seed.unwrap_or(POPCD_REPRO_SEED)),
+            ..self.common.clone()
+        };
+        let algos = parse_estimators(&self.algos)?;
+        let lab_specs = parse_estimators(&self.table1_estimators)?;
+        if let Some(lr) = self.lrs.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+            return Err(crate::exit::UsageError::new(format!(
+                "--lrs: each rate must be finite and > 0, found {lr}"
+            ))
+            .into());
+        }
+        let mut datasets = self.datasets.clone();
+        datasets.dedup();
+        let seed = common.init()?;
+        let mut summary = Summary::new("repro popcd", Some(seed));
+        if let Some(dir) = &self.output {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let spin = crate::progress::spinner("loading data", common.quiet);
+        let data = datasets
+            .iter()
+            .map(|&d| {
+                Ok((
+                    d,
+                    d.load(derive_seed(seed, 100), &self.mnist, &self.caltech)?,
+                ))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        spin.finish_and_clear();
+        let settings = CurveSettings {
+            data,
+            lrs: self.lrs.clone(),
+            algos,
+            trials: self.trials as usize,
+            iterations: self.iterations.map(|n| n as usize),
+            seed,
+        };
+        let do_curves = self.part != PopcdPart::Table1;
+        let do_table = self.part != PopcdPart::Curves;
+        let jobs = if do_curves {
+            settings.data.len() * settings.lrs.len() * settings.trials * settings.algos.len()
+        } else {
+            0
+        } + if do_table {
+            settings.data.len() * lab_specs.len()
+        } else {
+            0
+        };
+        let bar = crate::progress::bar(jobs as u64, "runs", common.quiet);
+        let mut curves = Vec::new();
+        let mut runs = Vec::new();
+        if do_curves {
+            runs = run_curves(&settings, &bar)?;
+            curves = summarize(&settings, &runs);
+            if let Some(dir) = &self.output {
+                let png = dir.join("popcd-curves.png");
+                curves_figure(&png, &curves, &settings.lrs)?;
+                summary.set("figure", png.display().to_string());
+                for (pd, _) in &settings.data {
+                    for &lr in &settings.lrs {
+                        let group: Vec<_> = curves
+                            .iter()
+                            .filter(|c| c.dataset == pd.name() && c.lr == lr)
+                            .collect();
+                        let path = dir.join(format!("curves-{}-lr{lr}.csv", pd.name()));
+                        write_atomic(&path, curves_csv(&group).as_bytes())?;
+                    }
+                }
+            }
+        }
+        let mut tables = Vec::new();
+        let mut table_md = String::new();
+        if do_table {
+            for (pd, data) in &settings.data {
+                let t = table1_for(
+                    *pd,
+                    data,
+                    &lab_specs,
+                    self.table1_train_iterations,
+                    self.table1_estimates,
+                    derive_seed(seed, 200 + pd.id()),
+                    &bar,
+                )
+                .with_context(|| format!("Table 1 on {}", pd.name()))?;
+                table_md.push_str(&table1_markdown(*pd, &t));
+                table_md.push('\n');
+                tables.push(t);
+            }
+        }
+        bar.finish_and_clear();
+        let curves_md = if curves.is_empty() {
+            String::new()
+        } else {
+            curves_markdown(&curves)
+        };
+        summary
+            .set("part", format!("{:?}", self.part).to_lowercase())
+            .set(
+                "datasets",
+                datasets.iter().map(|d| d.name()).collect::<Vec<_>>(),
+            )
+            .set("trials", self.trials)
+            .set("iterations", self.iterations);
+        if common.json {
+            let brief: Vec<serde_json::Value> = curves
+                .iter()
+                .map(|c| {
+                    serde_json::json!({"dataset": c.dataset, "lr": c.lr, "algo": c.algo,
+                        "final_mean": c.final_mean, "best_mean": c.best_mean,
+                        "best_iteration": c.best_iteration, "drop": c.drop,
+                        "guard_stops": c.guard_stops, "diagnostics": c.diagnostics})
+                })
+                .collect();
+            summary.set("curves", brief);
+            summary.set("table1", serde_json::to_value(&tables)?);
+        } else if !common.quiet {
+            println!("{curves_md}\n{table_md}");
+        }
+        if let Some(dir) = &self.output {
+            let body = serde_json::to_string_pretty(&serde_json::json!({
+                "seed": seed, "trials": self.trials, "iterations": self.iterations,
+                "lrs": self.lrs, "algos": self.algos,
+                "curves": curves, "table1": tables,
+                "runs": runs.iter().map(|r| serde_json::json!({
+                    "dataset": settings.data[r.data].0.name(), "lr": settings.lrs[r.lr],
+                    "algo": settings.algos[r.algo].to_string(), "trial": r.trial,
+                    "final_ll": r.ll.last(), "diverged": r.diverged, "wall_s": r.wall_s,
+                })).collect::<Vec<_>>(),
+                "curves_markdown": curves_md, "table1_markdown": table_md,
+            }))?;
+            write_atomic(&dir.join("popcd.json"), body.as_bytes())?;
+            summary.set("output", dir.display().to_string());
+        }
+        summary.emit(&common)
+    }
 }

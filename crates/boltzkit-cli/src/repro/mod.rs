@@ -3,4 +3,5 @@
 pub mod bslm;
 pub mod frank_wolfe;
 pub mod fsll;
+pub mod popcd;
 pub mod sdcp;

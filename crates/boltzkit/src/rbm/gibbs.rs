@@ -165,7 +165,7 @@ impl GibbsChains {
 
 /// Row `i` of `out` (width `width`) ← Bernoulli(row `i` of `p`) drawn from `rngs[i]`, in
 /// parallel over fixed blocks of [`CHAIN_BLOCK`] rows.
-fn sample_blocks(p: &[f32], out: &mut [f32], rngs: &mut [BkRng], width: usize) {
+pub(crate) fn sample_blocks(p: &[f32], out: &mut [f32], rngs: &mut [BkRng], width: usize) {
     p.par_chunks(CHAIN_BLOCK * width)
         .zip(out.par_chunks_mut(CHAIN_BLOCK * width))
         .zip(rngs.par_chunks_mut(CHAIN_BLOCK))

@@ -10,10 +10,14 @@
 //! | [`features`] | `E[h | v]` of a dataset, for downstream classifiers |
 //! | [`frank_wolfe`] | infinite RBMs learned by Frank-Wolfe, one hidden unit per iteration (Ping, Liu & Ihler 2016) |
 //! | [`monitor`] | cheap deterministic monitors: mean-field reconstruction error, full pseudo-log-likelihood |
-//! | [`train`] | [`train::GradientEstimator`] (CD-k, PCD-k), [`train::Sdcp`] (S-DCP, Alg. 3), [`train::Centered`] (CG, CS-DCP, Alg. 4), [`train::Gradient`], the [`train::Sgd`] step, the loop [`train::Trainer`] |
+//! | [`tempering`] | [`tempering::TemperedChains`]: persistent parallel tempering (replica exchange), a sampler for trainers |
+//! | [`lab`] | gradient bias / variance against the exact gradient (Table 1 of the pop-CD paper) |
+//! | [`train`] | [`train::GradientEstimator`] (CD-k, PCD-k, pop-CD-k, PT), [`train::Sdcp`] (S-DCP, Alg. 3), [`train::Centered`] (CG, CS-DCP, Alg. 4), [`train::Gradient`], the [`train::Sgd`] step, the loop [`train::Trainer`] |
 //!
 //! Paper: Upadhya & Sastry, *Learning RBMs using stochastic difference of convex functions
-//! programming* (S-DCP; equations and algorithms cited as "Eq. 5", "Alg. 3").
+//! programming* (S-DCP; equations and algorithms cited as "Eq. 5", "Alg. 3"); pop-CD,
+//! tempering and the lab cite Krause, Fischer & Igel, *Population-Contrastive-Divergence*
+//! ("Eq. 8 of the pop-CD paper").
 
 pub mod ais;
 pub mod exact;
@@ -21,8 +25,10 @@ pub mod features;
 pub mod file;
 pub mod frank_wolfe;
 pub mod gibbs;
+pub mod lab;
 pub mod model;
 pub mod monitor;
+pub mod tempering;
 pub mod train;
 
 #[cfg(test)]

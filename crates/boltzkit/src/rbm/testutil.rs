@@ -2,6 +2,20 @@
 
 use super::Rbm;
 use crate::linalg::log_sum_exp;
+use crate::rng::rng_from_seed;
+use rand::Rng;
+
+/// `n` mini-batches of `rows × nv` random 0/1 values (each 1 with probability 0.4), seeded.
+pub fn random_batches(n: usize, rows: usize, nv: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut rng = rng_from_seed(seed);
+    (0..n)
+        .map(|_| {
+            (0..rows * nv)
+                .map(|_| f32::from(u8::from(rng.random::<f32>() < 0.4)))
+                .collect()
+        })
+        .collect()
+}
 
 /// Every 0/1 vector of length `n`, unit 0 the least significant bit.
 pub fn all_states(n: usize) -> Vec<Vec<u8>> {

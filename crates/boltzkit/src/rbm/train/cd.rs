@@ -113,8 +113,13 @@ impl Cd {
     }
 }
 
-impl GradientEstimator for Cd {
-    fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {
+impl Cd {
+    /// The sampling of CD-k for the mini-batch `v`, without the statistics: `p(h | v)` of the
+    /// batch (kept: [`Cd::positive_probs`]) and `k` block-Gibbs steps of the chains from `v`,
+    /// leaving `v^(k)` in [`Cd::chains`] (its `visible_probs` is `p(v | h^(k−1))`). PCD
+    /// continues its chains instead. [`GradientEstimator::estimate`] is this followed by the
+    /// statistics; pop-CD ([`super::PopCd`]) is this followed by weighted statistics.
+    pub fn sample(&mut self, rbm: &Rbm, v: &[f32]) -> Result<()> {
         let batch = rbm.batch_rows("Cd::estimate", v, rbm.n_visible())?;
         if batch == 0 {
             return Err(Error::param("batch", "empty mini-batch"));
@@ -122,17 +127,31 @@ impl GradientEstimator for Cd {
         self.p_pos.resize(batch * rbm.n_hidden(), 0.0);
         rbm.hidden_probs(v, &mut self.p_pos)?;
         self.prepare(rbm, v)?;
-        if self.persistent {
-            return self.negative_phase(rbm, v, grad);
-        }
-        // CD: the chains start at v, whose p(h | v) the positive phase just computed, so the
-        // first half-step reuses it (same bits as a plain first step, one GEMM fewer)
         let Some(chains) = self.chains.as_mut() else {
             return Err(Error::param("chains", "no chains after prepare"));
         };
+        if self.persistent {
+            return chains.run(rbm, self.k);
+        }
+        // CD: the chains start at v, whose p(h | v) the positive phase just computed, so the
+        // first half-step reuses it (same bits as a plain first step, one GEMM fewer)
         chains.restart_with_hidden_probs(v, &self.p_pos)?;
         chains.sample_visible(rbm)?;
-        chains.run(rbm, self.k - 1)?;
+        chains.run(rbm, self.k - 1)
+    }
+
+    /// `p(h = 1 | v)` of the last mini-batch given to [`Cd::sample`] (`batch × n_hidden`).
+    pub fn positive_probs(&self) -> &[f32] {
+        &self.p_pos
+    }
+}
+
+impl GradientEstimator for Cd {
+    fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {
+        self.sample(rbm, v)?;
+        let Some(chains) = self.chains.as_mut() else {
+            return Err(Error::param("chains", "no chains after sampling"));
+        };
         chains.update_hidden_probs(rbm)?;
         grad.set_difference(rbm, v, &self.p_pos, chains.visible(), chains.hidden_probs())
     }

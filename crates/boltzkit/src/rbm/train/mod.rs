@@ -6,6 +6,8 @@
 //! |---|---|
 //! | [`cd`] | [`Cd`]: contrastive divergence (Alg. 1 of the S-DCP paper) and its persistent form |
 //! | [`centered`] | [`Centered`]: CS-DCP (Alg. 4) and CG (its `d = 1`), offsets `μ`, `λ`; [`to_centered`] / [`from_centered`] |
+//! | [`popcd`] | [`PopCd`]: pop-CD-k (Eq. 8 of the pop-CD paper; leave-one-out Eq. 9), CD-k's samples importance-weighted |
+//! | [`pt`] | [`Pt`]: persistent parallel tempering ([`TemperedChains`](crate::rbm::tempering::TemperedChains)) as a gradient estimator |
 //! | [`sdcp`] | [`Sdcp`]: S-DCP (Alg. 3), `d` inner steps; `d = 1` is CD |
 //! | [`sgd`] | [`SgdParams`] → [`Sgd`]: learning rate, momentum, weight decay |
 //! | [`trainer`] | the loop: [`TrainParams`] → [`Trainer`] with [`Observer`]s, divergence guard, [`StopReason`] |
@@ -14,12 +16,16 @@
 
 pub mod cd;
 pub mod centered;
+pub mod popcd;
+pub mod pt;
 pub mod sdcp;
 pub mod sgd;
 pub mod trainer;
 
 pub use cd::Cd;
 pub use centered::{from_centered, to_centered, Centered};
+pub use popcd::{PopCd, Weighting};
+pub use pt::Pt;
 pub use sdcp::Sdcp;
 pub use sgd::{Sgd, SgdParams};
 pub use trainer::{
@@ -31,6 +37,7 @@ use super::model::{check_len, Rbm};
 use crate::error::Result;
 use crate::linalg::binary::{self, SPARSE_MAX_DENSITY};
 use crate::linalg::{self, Op};
+use std::collections::BTreeMap;
 
 /// An estimate of the gradient of the average log-likelihood (the ascent direction
 /// `∇g − ∇f` of Eqs. 4-5 of the S-DCP paper), laid out like the model: `w` is
@@ -72,6 +79,48 @@ impl Gradient {
         v_neg: &[f32],
         p_neg: &[f32],
     ) -> Result<()> {
+        self.difference(rbm, v_pos, p_pos, v_neg, p_neg, None)
+    }
+
+    /// The importance-weighted difference of pop-CD (Eq. 8 of the pop-CD paper): as
+    /// [`Gradient::set_difference`], with negative row `i` weighted by `r_i / ℓ` instead of
+    /// `1 / ℓ` (`r` = the relative weights `ℓ ω_i / Σ_j ω_j`, mean one; see
+    /// [`popcd::relative_weights`]). `p_neg` is overwritten by its rows scaled by `r_i`.
+    /// With every `r_i = 1` the operations are those of [`Gradient::set_difference`], so the
+    /// result is the same bits: CD is pop-CD with unit weights.
+    pub fn set_weighted_difference(
+        &mut self,
+        rbm: &Rbm,
+        v_pos: &[f32],
+        p_pos: &[f32],
+        v_neg: &[f32],
+        p_neg: &mut [f32],
+        r: &[f32],
+    ) -> Result<()> {
+        let nh = rbm.n_hidden();
+        check_len(
+            "Gradient::set_weighted_difference",
+            "p_neg",
+            p_neg.len(),
+            r.len() * nh,
+        )?;
+        for (row, &ri) in p_neg.chunks_exact_mut(nh).zip(r) {
+            row.iter_mut().for_each(|p| *p *= ri);
+        }
+        self.difference(rbm, v_pos, p_pos, v_neg, p_neg, Some(r))
+    }
+
+    /// `W` and `c` statistics from `p_neg` as given; `b`'s negative mean weights row `i` of
+    /// `v_neg` by `r_i` when `r` is given.
+    fn difference(
+        &mut self,
+        rbm: &Rbm,
+        v_pos: &[f32],
+        p_pos: &[f32],
+        v_neg: &[f32],
+        p_neg: &[f32],
+        r: Option<&[f32]>,
+    ) -> Result<()> {
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
         check_len("Gradient", "w", self.w.len(), nv * nh)?;
         check_len("Gradient", "b", self.b.len(), nv)?;
@@ -82,6 +131,9 @@ impl Gradient {
         check_len("Gradient::set_difference", "p_neg", p_neg.len(), bn * nh)?;
         if bp == 0 || bn == 0 {
             return Err(crate::Error::param("batch", "empty mini-batch"));
+        }
+        if let Some(r) = r {
+            check_len("Gradient::set_weighted_difference", "r", r.len(), bn)?;
         }
         let (sp, sn) = (1.0 / bp as f32, 1.0 / bn as f32);
         // sparse 0/1 states: one pass summing the rows of [sp·P_pos; −sn·P_neg] selected by
@@ -108,25 +160,27 @@ impl Gradient {
                 &mut self.w,
             );
         }
-        mean_difference(&mut self.b, v_pos, v_neg);
-        mean_difference(&mut self.c, p_pos, p_neg);
+        mean_difference(&mut self.b, v_pos, v_neg, r);
+        mean_difference(&mut self.c, p_pos, p_neg, None);
         Ok(())
     }
 }
 
-/// `out_j = mean_rows(pos)_j − mean_rows(neg)_j`, the sums accumulated in `f64`.
-fn mean_difference(out: &mut [f32], pos: &[f32], neg: &[f32]) {
+/// `out_j = mean_rows(pos)_j − mean_rows(neg)_j`, accumulated in `f64`; with `r`, row `i` of
+/// `neg` enters as `r_i · neg_i` (`r_i = 1` gives the same bits as no weights).
+fn mean_difference(out: &mut [f32], pos: &[f32], neg: &[f32], r: Option<&[f32]>) {
     let n = out.len();
-    let column_sums = |x: &[f32]| {
+    let column_sums = |x: &[f32], r: Option<&[f32]>| {
         let mut acc = vec![0f64; n];
-        for row in x.chunks_exact(n) {
+        for (i, row) in x.chunks_exact(n).enumerate() {
+            let ri = r.map_or(1.0, |r| r[i]);
             acc.iter_mut()
                 .zip(row)
-                .for_each(|(a, &x)| *a += f64::from(x));
+                .for_each(|(a, &x)| *a += f64::from(ri * x));
         }
         acc
     };
-    let (sp, sn) = (column_sums(pos), column_sums(neg));
+    let (sp, sn) = (column_sums(pos, None), column_sums(neg, r));
     let (rows_p, rows_n) = ((pos.len() / n) as f64, (neg.len() / n) as f64);
     for ((o, &p), &q) in out.iter_mut().zip(&sp).zip(&sn) {
         *o = (p / rows_p - q / rows_n) as f32;
@@ -138,6 +192,12 @@ fn mean_difference(out: &mut [f32], pos: &[f32], neg: &[f32]) {
 pub trait GradientEstimator {
     /// Fills `grad` with the estimate for the mini-batch `v` (`batch × n_visible`, 0/1).
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()>;
+
+    /// Adds the estimator's diagnostics since the previous call to `out` (pop-CD: effective
+    /// sample sizes; parallel tempering: swap acceptance rates) and starts a new period. The
+    /// training loop calls it at each observation, so the metric log carries them. None by
+    /// default.
+    fn report(&mut self, _out: &mut BTreeMap<String, f64>) {}
 }
 
 #[cfg(test)]

@@ -75,17 +75,9 @@ mod tests {
     use super::*;
     use crate::rbm::train::SgdParams;
     use crate::rng::rng_from_seed;
-    use rand::Rng;
 
     fn batches(n: usize, rows: usize, nv: usize) -> Vec<Vec<f32>> {
-        let mut rng = rng_from_seed(77);
-        (0..n)
-            .map(|_| {
-                (0..rows * nv)
-                    .map(|_| f32::from(u8::from(rng.random::<f32>() < 0.4)))
-                    .collect()
-            })
-            .collect()
+        crate::rbm::testutil::random_batches(n, rows, nv, 77)
     }
 
     /// S-DCP with d = 1 is CD, bit for bit, at the same seed.

@@ -32,7 +32,9 @@
 //! # Ok::<(), boltzkit::Error>(())
 //! ```
 
-use super::{Cd, Centered, Gradient, GradientEstimator, Sdcp, Sgd, SgdParams};
+use super::{
+    Cd, Centered, Gradient, GradientEstimator, PopCd, Pt, Sdcp, Sgd, SgdParams, Weighting,
+};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::io::{MetricLog, MetricRecord};
@@ -80,10 +82,27 @@ pub enum Algorithm {
         /// Gibbs steps per inner step `K′`, ≥ 1.
         k: usize,
     },
+    /// pop-CD-k ([`PopCd`], Eq. 8 of the pop-CD paper): CD-k with importance-weighted
+    /// negative samples; the metric log gets the effective sample size.
+    PopCd {
+        /// Gibbs steps per estimate, ≥ 1.
+        k: usize,
+        /// The leave-one-out weights of Eq. 9 instead of Eq. 8 (batches of at least 2).
+        loo: bool,
+    },
+    /// Parallel tempering PT-M ([`Pt`]): `replicas` persistent replicas per chain at `β`
+    /// uniform in `[0, 1]`; the metric log gets the exchange acceptance rates.
+    Pt {
+        /// Replicas `M`, ≥ 2 (the pop-CD paper: 10).
+        replicas: usize,
+        /// Tempered Gibbs steps (each followed by an exchange round) per estimate, ≥ 1.
+        k: usize,
+    },
 }
 
 impl Algorithm {
-    /// The short name used in logs and model metadata (`cd`, `pcd`, `sdcp`, `cg`, `csdcp`).
+    /// The short name used in logs and model metadata (`cd`, `pcd`, `sdcp`, `cg`, `csdcp`,
+    /// `popcd`, `pt`).
     pub fn name(&self) -> &'static str {
         match self {
             Algorithm::Cd { .. } => "cd",
@@ -91,6 +110,8 @@ impl Algorithm {
             Algorithm::Sdcp { .. } => "sdcp",
             Algorithm::Cg { .. } => "cg",
             Algorithm::CsDcp { .. } => "csdcp",
+            Algorithm::PopCd { .. } => "popcd",
+            Algorithm::Pt { .. } => "pt",
         }
     }
 
@@ -276,6 +297,8 @@ impl TrainParams {
             | Algorithm::Cg { k }
             | Algorithm::Sdcp { k, .. }
             | Algorithm::CsDcp { k, .. }
+            | Algorithm::PopCd { k, .. }
+            | Algorithm::Pt { k, .. }
                 if k == 0 =>
             {
                 return Err(Error::param("k", "at least one Gibbs step is needed"));
@@ -284,6 +307,18 @@ impl TrainParams {
                 return Err(Error::param(
                     "inner",
                     "S-DCP needs at least one inner step (d ≥ 1)",
+                ));
+            }
+            Algorithm::Pt { replicas, .. } if replicas < 2 => {
+                return Err(Error::param(
+                    "replicas",
+                    format!("parallel tempering needs at least 2 replicas, got {replicas}"),
+                ));
+            }
+            Algorithm::PopCd { loo: true, .. } if self.batch_size == Some(1) => {
+                return Err(Error::param(
+                    "batch_size",
+                    "the leave-one-out weights (Eq. 9) need batches of at least 2",
                 ));
             }
             _ => {}
@@ -746,6 +781,17 @@ impl<'d> Trainer<'d> {
                 p.nu_mu,
                 p.nu_lambda,
             )?),
+            Algorithm::PopCd { k, loo } => {
+                let w = if loo {
+                    Weighting::LeaveOneOut
+                } else {
+                    Weighting::SelfNormalized
+                };
+                Engine::Estimator(Box::new(PopCd::new(k, chain_seed)?.weighting(w)))
+            }
+            Algorithm::Pt { replicas, k } => {
+                Engine::Estimator(Box::new(Pt::new(replicas, k, chain_seed)?))
+            }
         };
         let offsets_of = |e: &Engine| match e {
             Engine::Centered(c) => Some(c.offsets()),
@@ -766,9 +812,21 @@ impl<'d> Trainer<'d> {
                            epoch: usize,
                            step: u64,
                            lr: f32,
-                           offsets: Option<&Offsets>|
+                           engine: &mut Engine|
          -> Result<()> {
             let mut metrics = BTreeMap::new();
+            let offsets = offsets_of(engine);
+            let offsets = offsets.as_ref();
+            // the estimator's diagnostics since the last observation (pop-CD's effective
+            // sample size, PT's exchange rates), when an observer runs now
+            if observers
+                .iter()
+                .any(|(_, every)| *every > 0 && epoch.is_multiple_of(*every))
+            {
+                if let Engine::Estimator(e) = engine {
+                    e.report(&mut metrics);
+                }
+            }
             let wall_s = start.elapsed().as_secs_f64();
             let mut any = false;
             for (o, every) in observers.iter_mut() {
@@ -795,14 +853,7 @@ impl<'d> Trainer<'d> {
             }
             Ok(())
         };
-        observe(
-            &mut observers,
-            &rbm,
-            0,
-            0,
-            lr0,
-            offsets_of(&engine).as_ref(),
-        )?;
+        observe(&mut observers, &rbm, 0, 0, lr0, &mut engine)?;
 
         let mut order: Vec<usize> = (0..n).collect();
         let mut batch = vec![0f32; bs * nv];
@@ -842,14 +893,7 @@ impl<'d> Trainer<'d> {
                 }
             }
             epochs_done = epoch + 1;
-            observe(
-                &mut observers,
-                &rbm,
-                epochs_done,
-                step,
-                lr,
-                offsets_of(&engine).as_ref(),
-            )?;
+            observe(&mut observers, &rbm, epochs_done, step, lr, &mut engine)?;
         }
         let offsets = offsets_of(&engine);
         for (o, _) in observers.iter_mut() {
