@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::linalg;
 use crate::rbm::model::check_len;
 use crate::rbm::{GibbsChains, Rbm};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// How the negative samples are weighted.
@@ -216,16 +217,17 @@ pub fn log_weights(
     check_len("popcd::log_weights", "pv_neg", pv_neg.len(), rows * nv)?;
     check_len("popcd::log_weights", "x_neg", x_neg.len(), rows * nh)?;
     check_len("popcd::log_weights", "ph_neg", ph_neg.len(), rows * nh)?;
-    for ((((o, v), p), x), ph) in out
-        .iter_mut()
-        .zip(v_neg.chunks_exact(nv))
-        .zip(pv_neg.chunks_exact(nv))
-        .zip(x_neg.chunks_exact(nh))
-        .zip(ph_neg.chunks_exact(nh))
-    {
-        *o = linalg::linear_minus_bernoulli_log_prob(rbm.b(), p, v)
-            + linalg::softplus_sum_given_sigmoid(x, ph);
-    }
+    // rows are independent, so the parallel split does not change any result
+    out.par_iter_mut()
+        .zip(v_neg.par_chunks_exact(nv))
+        .zip(pv_neg.par_chunks_exact(nv))
+        .zip(x_neg.par_chunks_exact(nh))
+        .zip(ph_neg.par_chunks_exact(nh))
+        .with_min_len(16)
+        .for_each(|((((o, v), p), x), ph)| {
+            *o = linalg::linear_minus_bernoulli_log_prob(rbm.b(), p, v)
+                + linalg::softplus_sum_given_sigmoid(x, ph);
+        });
     Ok(())
 }
 
