@@ -15,26 +15,35 @@
 //! decreases either. A step factor `μ` multiplies every update: [`super::ga`] is this same
 //! sweep with `μ ≠ 1` (Eqs. 4.1-4.2).
 //!
-//! The local fields `h_ij = m_jᵀx_i + b_j` and conditional means `E[x_j | h_ij]` of every
-//! distinct row are kept up to date, so one coordinate update costs `O(n)`, not `O(nd)`: a
-//! change `δ` of `m_jk` moves `h_ij` by `δ·x_ik` and `h_ik` by `δ·x_ij`, and the means follow
-//! by the exact addition formulas of [`Convention::shifted_mean`] (one division per row
-//! instead of a `tanh`). Fields and means are recomputed from the parameters every
-//! [`REFRESH_EVERY`] sweeps, so round-off cannot accumulate. The objective after a sweep
-//! takes one logarithm per distinct row, not one per row and unit
-//! ([`Convention::log_prob_parts`]).
+//! The conditional means `E[x_j | h_ij]` of every distinct row are kept up to date, so one
+//! coordinate update costs `O(n)`, not `O(nd)`: a change `δ` of `m_jk` moves `h_ij` by
+//! `δ·x_ik` and `h_ik` by `δ·x_ij`, and the means follow by the exact addition formulas of
+//! [`Convention::shifted_mean`] (one division per row shared by the two units, instead of a
+//! `tanh`), in the same pass that reads the next coordinate's derivative. Rows are stored in
+//! blocks (values and counts `f32`, exact; means `f64`) and the row loops are AVX2+FMA kernels
+//! with portable twins (`kernels`); a slow twin of the whole sweep (`reference`) checks them.
+//! The objective after a sweep computes the fields afresh from the parameters and takes one
+//! logarithm per distinct row ([`Convention::log_prob_parts`]); every [`REFRESH_EVERY`] sweeps
+//! the means are recomputed from those fields, so round-off cannot accumulate.
 //!
 //! [`variance_bound`]: Convention::variance_bound
 
 use super::convention::Convention;
 use super::model::{n_params, Fvbm};
 use super::mple::{drive, prepare, Algorithm, FvbmFit, MpleParams, Progress, Solver, Step};
-use super::pseudo::{fields, for_each_chunk, map_indices, PlData};
+use super::pseudo::PlData;
 use crate::data::Dataset;
 use crate::error::Result;
+use kernels::{Next, Pair, LANES};
+use rayon::prelude::*;
 use std::time::Instant;
 
-/// Sweeps between two recomputations of the local fields from the parameters.
+mod kernels;
+#[cfg(test)]
+mod reference;
+
+/// Sweeps between two recomputations of the conditional means from the fields (the fields
+/// themselves are recomputed from the parameters after every sweep).
 pub const REFRESH_EVERY: usize = 64;
 
 /// Most units whose objective factors (in `[½, 2]`) are multiplied before a logarithm.
@@ -90,276 +99,349 @@ pub(crate) fn fit_prepared(
     drive(&mut sweeper, pl, params, algorithm, start, observer)
 }
 
-/// Two distinct columns `j < k` of a `d × rows` column-major table, both mutable.
-fn two_columns(v: &mut [f64], rows: usize, j: usize, k: usize) -> (&mut [f64], &mut [f64]) {
-    debug_assert!(j < k);
-    let (a, b) = v.split_at_mut(k * rows);
-    (&mut a[j * rows..(j + 1) * rows], &mut b[..rows])
+/// The blocked columns of one block of rows (see [`Sweeper`]).
+struct Block<'b> {
+    /// Conditional means, unit `j`'s at `[j·STRIDE..][..rows]`.
+    e: &'b mut [f64],
+    /// Values of the convention, laid out as `e`.
+    x: &'b [f32],
+    /// `w·x`, laid out as `e`.
+    wx: &'b [f32],
+    /// Counts.
+    w: &'b [f32],
+    /// Rows in this block (a multiple of [`LANES`]; padding rows have `w = x = e = 0`).
+    rows: usize,
 }
 
-/// `Σ_u w_u (x_u − e_u)`, in four interleaved partial sums (a fixed order, so the result is
-/// reproducible, and independent chains the compiler can pipeline and vectorize).
-fn residual_sum(w: &[f64], x: &[f64], e: &[f64]) -> f64 {
-    let mut acc = [0.0f64; 4];
-    let n4 = w.len() / 4 * 4;
-    for ((w4, x4), e4) in w[..n4]
-        .chunks_exact(4)
-        .zip(x.chunks_exact(4))
-        .zip(e.chunks_exact(4))
-    {
-        for l in 0..4 {
-            acc[l] += w4[l] * (x4[l] - e4[l]);
-        }
+impl Block<'_> {
+    /// Column `j` of a blocked table.
+    fn col<T>(v: &[T], j: usize, rows: usize) -> &[T] {
+        &v[j * STRIDE..j * STRIDE + rows]
     }
-    let tail: f64 = (n4..w.len()).map(|u| w[u] * (x[u] - e[u])).sum();
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
-}
 
-/// `Σ_u w_u ((x_uj − e_uj) x_uk + (x_uk − e_uk) x_uj)`, the derivative of Eq. 2.7, in four
-/// interleaved partial sums.
-fn cross_gradient(w: &[f64], xj: &[f64], ej: &[f64], xk: &[f64], ek: &[f64]) -> f64 {
-    let term = |w: f64, xj: f64, ej: f64, xk: f64, ek: f64| w * ((xj - ej) * xk + (xk - ek) * xj);
-    let mut acc = [0.0f64; 4];
-    let n4 = w.len() / 4 * 4;
-    for ((((w4, xj4), ej4), xk4), ek4) in w[..n4]
-        .chunks_exact(4)
-        .zip(xj.chunks_exact(4))
-        .zip(ej.chunks_exact(4))
-        .zip(xk.chunks_exact(4))
-        .zip(ek.chunks_exact(4))
-    {
-        for l in 0..4 {
-            acc[l] += term(w4[l], xj4[l], ej4[l], xk4[l], ek4[l]);
-        }
-    }
-    let tail: f64 = (n4..w.len())
-        .map(|u| term(w[u], xj[u], ej[u], xk[u], ek[u]))
-        .sum();
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
-}
-
-/// Applies `f` to every mean of a column.
-#[inline(always)]
-fn shift_means(e: &mut [f64], f: impl Fn(f64) -> f64) {
-    for v in e.iter_mut() {
-        *v = f(*v);
+    /// Units `j < k` for a coupling update, with unit `n ∉ {j, k}` read for the next one.
+    fn pair(&mut self, j: usize, k: usize, n: Option<usize>) -> (Pair<'_>, Option<Next<'_>>) {
+        let rows = self.rows;
+        let (lo, hi) = self.e.split_at_mut(k * STRIDE);
+        let (ek, rest) = hi.split_at_mut(STRIDE);
+        let ej = &mut lo[j * STRIDE..j * STRIDE + rows];
+        let next = n.map(|n| {
+            debug_assert!(n > k);
+            Next {
+                wxj: Self::col(self.wx, j, rows),
+                wxn: Self::col(self.wx, n, rows),
+                en: Self::col(rest, n - k - 1, rows),
+            }
+        });
+        let pair = Pair {
+            xj: Self::col(self.x, j, rows),
+            xk: Self::col(self.x, k, rows),
+            ej,
+            ek: &mut ek[..rows],
+        };
+        (pair, next)
     }
 }
 
-/// The columns a coupling update touches.
-struct PairColumns<'c> {
-    xj: &'c [f64],
-    xk: &'c [f64],
-    hj: &'c mut [f64],
-    hk: &'c mut [f64],
-    ej: &'c mut [f64],
-    ek: &'c mut [f64],
+/// One block's index, columns and partial sum, as the zipped iterators of [`over_blocks`]
+/// give them.
+type BlockItem<'s> = (
+    usize,
+    (
+        (((&'s mut [f64], &'s [f32]), &'s [f32]), &'s [f32]),
+        &'s mut f64,
+    ),
+);
+
+/// Runs `f` on every block (in parallel when `par`) and returns the sum of its results in
+/// block order: the same bits whatever the number of threads.
+#[allow(clippy::too_many_arguments)]
+fn over_blocks(
+    par: bool,
+    d: usize,
+    live: usize,
+    e: &mut [f64],
+    x: &[f32],
+    wx: &[f32],
+    w: &[f32],
+    partials: &mut [f64],
+    f: impl Fn(Block<'_>) -> f64 + Sync + Send,
+) -> f64 {
+    let span = d * STRIDE;
+    let job = |(c, ((((e, x), wx), w), p)): BlockItem<'_>| {
+        let rows = (live - c * BLOCK).min(BLOCK);
+        *p = f(Block { e, x, wx, w, rows });
+    };
+    // One block per task when `par`; else every block in turn on this thread.
+    let min_len = if par { 1 } else { usize::MAX };
+    e.par_chunks_mut(span)
+        .zip(x.par_chunks(span))
+        .zip(wx.par_chunks(span))
+        .zip(w.par_chunks(STRIDE))
+        .zip(partials.par_iter_mut())
+        .enumerate()
+        .with_min_len(min_len)
+        .for_each(job);
+    partials.iter().sum()
 }
 
-impl PairColumns<'_> {
-    /// Moves the fields by `δ·x` and the means by `f(mean, x)` (the addition formula).
-    #[inline(always)]
-    fn shift(self, delta: f64, f: impl Fn(f64, f64) -> f64) {
-        let rows = self.xj.len();
-        let (hj, hk, ej, ek) = (
-            &mut self.hj[..rows],
-            &mut self.hk[..rows],
-            &mut self.ej[..rows],
-            &mut self.ek[..rows],
-        );
-        let xk = &self.xk[..rows];
-        for u in 0..rows {
-            let (a, b) = (self.xj[u], xk[u]);
-            hj[u] += delta * b;
-            hk[u] += delta * a;
-            ej[u] = f(ej[u], b);
-            ek[u] = f(ek[u], a);
-        }
-    }
-}
-
-/// The BSLM state: parameters, and the fields and conditional means of every distinct row.
+/// The BSLM state: parameters, and the conditional means of every distinct row.
+///
+/// Rows are stored in blocks of [`BLOCK`]: block `c` holds rows `c·BLOCK..` of every unit,
+/// unit `j`'s at offset `j·STRIDE`, the last block padded to a multiple of [`LANES`] rows with
+/// zero counts. Values and counts are `f32` (exact: ±1 or 0/1, and counts below `2^24`), the
+/// means `f64`. Every pass works block by block and sums per block, in block order.
 pub(crate) struct Sweeper<'a> {
-    data: &'a PlData,
     conv: Convention,
     d: usize,
-    rows: usize,
+    /// Distinct rows rounded up to a multiple of [`LANES`].
+    live: usize,
     b: Vec<f64>,
     m: Vec<f64>,
-    /// `h[j·rows + u]`: the local field of unit `j` at distinct row `u`.
-    h: Vec<f64>,
-    /// `e[j·rows + u] = E[x_j | h_uj]`.
     e: Vec<f64>,
-    /// `Σ_u w_u x_uj²` per unit.
-    sq: Vec<f64>,
+    x: Vec<f32>,
+    wx: Vec<f32>,
+    w: Vec<f32>,
+    /// `Σ_u w_u x_uj`.
+    sum_x: Vec<f64>,
+    /// `Σ_u w_u x_uj x_uk` (`d × d`): `∂P_n/∂m_jk = 2·cross_jk − Σ_u (e_uj wx_uk + e_uk wx_uj)`.
+    cross: Vec<f64>,
     n: f64,
     step: f64,
     /// `n·λ`.
     l2n: f64,
     objective: f64,
     sweeps: usize,
-    /// Per-row products of the objective's `f` parts (scratch, `rows` long).
-    product: Vec<f64>,
+    /// One partial sum per block.
+    partials: Vec<f64>,
+    /// Whether blocks run in parallel.
+    par: bool,
+    data: std::marker::PhantomData<&'a PlData>,
 }
+
+/// Rows per block: the unit of parallel work and of partial sums.
+const BLOCK: usize = 512;
+
+/// Distance between two units' columns in a block: 8 more than [`BLOCK`], so that the columns
+/// an update writes and those it reads are not a multiple of 4 KiB apart (the CPU would take
+/// such loads for reloads of the stored values and wait).
+const STRIDE: usize = BLOCK + 8;
+
+/// Fewest distinct rows for which the blocks run in parallel.
+const PAR_MIN_ROWS: usize = 4 * BLOCK;
 
 impl<'a> Sweeper<'a> {
     pub(crate) fn new(data: &'a PlData, init: &Fvbm, step: f64, l2: f64) -> Result<Self> {
         data.check_model(init)?;
         let (d, rows) = (data.d(), data.n_distinct());
-        let n = data.n_samples() as f64;
-        let sq = (0..d)
-            .map(|j| {
-                data.column(j)
-                    .iter()
-                    .zip(data.weights())
-                    .map(|(x, w)| w * x * x)
-                    .sum()
-            })
+        let live = rows.div_ceil(LANES) * LANES;
+        let blocks = live.div_ceil(BLOCK);
+        let mut x = vec![0.0f32; blocks * d * STRIDE];
+        let mut wx = x.clone();
+        let mut w = vec![0.0f32; blocks * STRIDE];
+        for (u, &wu) in data.weights().iter().enumerate() {
+            let (c, r) = (u / BLOCK, u % BLOCK);
+            w[c * STRIDE + r] = wu as f32;
+            for j in 0..d {
+                let at = (c * d + j) * STRIDE + r;
+                x[at] = data.column(j)[u] as f32;
+                wx[at] = (wu * data.column(j)[u]) as f32;
+            }
+        }
+        let weights = data.weights();
+        let cross_sum = |j: usize, k: usize| {
+            let (xj, xk) = (data.column(j), data.column(k));
+            (0..rows).map(|u| weights[u] * xj[u] * xk[u]).sum::<f64>()
+        };
+        let mut cross = vec![0.0; d * d];
+        for j in 0..d {
+            for k in j..d {
+                cross[j * d + k] = cross_sum(j, k);
+                cross[k * d + j] = cross[j * d + k];
+            }
+        }
+        let sum_x = (0..d)
+            .map(|j| data.column(j).iter().zip(weights).map(|(x, w)| w * x).sum())
             .collect();
         let mut s = Sweeper {
-            data,
             conv: data.convention(),
             d,
-            rows,
+            live,
             b: init.b().to_vec(),
             m: init.m().to_vec(),
-            h: fields(init, data),
-            e: vec![0.0; d * rows],
-            sq,
-            n,
+            e: vec![0.0; blocks * d * STRIDE],
+            x,
+            wx,
+            w,
+            sum_x,
+            cross,
+            n: data.n_samples() as f64,
             step,
-            l2n: n * l2,
+            l2n: data.n_samples() as f64 * l2,
             objective: 0.0,
             sweeps: 0,
-            product: vec![1.0; rows],
+            partials: vec![0.0; blocks],
+            par: rows >= PAR_MIN_ROWS && rayon::current_num_threads() > 1,
+            data: std::marker::PhantomData,
         };
         s.update_objective(true);
         Ok(s)
     }
 
-    /// The b-step for unit `j` (Eq. 2.4, with step factor and penalty).
-    fn update_b(&mut self, j: usize) {
-        let (rows, conv) = (self.rows, self.conv);
-        let x = self.data.column(j);
-        let e = &mut self.e[j * rows..(j + 1) * rows];
-        let g = residual_sum(self.data.weights(), x, e) - self.l2n * self.b[j];
-        let curvature = conv.variance_bound() * self.n + self.l2n;
+    /// Runs the blocks in parallel or not (the results are the same bits either way).
+    #[cfg(test)]
+    fn parallel(mut self, par: bool) -> Self {
+        self.par = par;
+        self
+    }
+
+    /// `f` over every block, summed in block order.
+    fn blocks(&mut self, f: impl Fn(Block<'_>) -> f64 + Sync + Send) -> f64 {
+        over_blocks(
+            self.par,
+            self.d,
+            self.live,
+            &mut self.e,
+            &self.x,
+            &self.wx,
+            &self.w,
+            &mut self.partials,
+            f,
+        )
+    }
+
+    /// The step of a coordinate with derivative `g` (penalty included) and minorizer
+    /// curvature `curvature`, or `None` when it does not move.
+    fn delta(&self, g: f64, curvature: f64) -> Option<f64> {
+        if curvature <= 0.0 {
+            return None; // binary, both columns all zero: the coordinate does not enter P_n
+        }
         let delta = self.step * g / curvature;
-        if delta == 0.0 || !delta.is_finite() {
-            return;
-        }
-        self.b[j] += delta;
-        let t = conv.shift_constant(delta);
-        for hv in &mut self.h[j * rows..(j + 1) * rows] {
-            *hv += delta;
-        }
-        match conv {
-            Convention::Spin => shift_means(e, |v| Convention::Spin.shifted_mean(v, 1.0, t)),
-            Convention::Binary => shift_means(e, |v| Convention::Binary.shifted_mean(v, 1.0, t)),
+        (delta != 0.0 && delta.is_finite()).then_some(delta)
+    }
+
+    /// The b-step (Eq. 2.4, with step factor and penalty): `b_j ← b_j + μ g_j/(c·n + nλ)`
+    /// with `g_j = Σ_u w_u x_uj − Σ_u w_u e_uj − nλ b_j`, in unit order; the update of unit `j`
+    /// reads unit `j + 1`'s means for its derivative in the same pass.
+    fn b_step(&mut self) {
+        let (d, spin) = (self.d, self.conv == Convention::Spin);
+        let curvature = self.conv.variance_bound() * self.n + self.l2n;
+        let mut sum =
+            self.blocks(|b| kernels::weighted_sum(&b.w[..b.rows], Block::col(b.e, 0, b.rows)));
+        for j in 0..d {
+            let g = self.sum_x[j] - sum - self.l2n * self.b[j];
+            let next = (j + 1 < d).then_some(j + 1);
+            sum = match (self.delta(g, curvature), next) {
+                (Some(delta), _) => {
+                    self.b[j] += delta;
+                    let c = kernels::shift_constant(spin, delta);
+                    self.blocks(|Block { e, w, rows, .. }| {
+                        let (lo, hi) = e.split_at_mut((j + 1) * STRIDE);
+                        let ej = &mut lo[j * STRIDE..j * STRIDE + rows];
+                        let next = next.map(|_| (&w[..rows], &hi[..rows]));
+                        kernels::shift_unit(ej, next, c, spin)
+                    })
+                }
+                (None, Some(n)) => self
+                    .blocks(|b| kernels::weighted_sum(&b.w[..b.rows], Block::col(b.e, n, b.rows))),
+                (None, None) => 0.0,
+            };
         }
     }
 
-    /// The M-step for the coupling `m_jk`, `j < k` (Eq. 2.7, with step factor and penalty).
-    fn update_m(&mut self, j: usize, k: usize) {
-        let (d, rows, conv) = (self.d, self.rows, self.conv);
-        let w = self.data.weights();
-        let (xj, xk) = (self.data.column(j), self.data.column(k));
-        let (ej, ek) = two_columns(&mut self.e, rows, j, k);
-        let mjk = self.m[j * d + k];
-        let g = cross_gradient(w, xj, ej, xk, ek) - self.l2n * mjk;
-        let curvature = conv.variance_bound() * (self.sq[j] + self.sq[k]) + self.l2n;
-        if curvature <= 0.0 {
-            return; // both columns are all zero (binary): m_jk does not enter P_n
-        }
-        let delta = self.step * g / curvature;
-        if delta == 0.0 || !delta.is_finite() {
+    /// The data part of `∂P_n/∂m_jk`.
+    fn pair_sum(&mut self, j: usize, k: usize) -> f64 {
+        self.blocks(|b| {
+            let r = b.rows;
+            kernels::pair_sum(
+                Block::col(b.wx, j, r),
+                Block::col(b.wx, k, r),
+                Block::col(b.e, j, r),
+                Block::col(b.e, k, r),
+            )
+        })
+    }
+
+    /// The M-step (Eq. 2.7, with step factor and penalty): `m_jk ← m_jk + μ g_jk/(c(s_j + s_k) + nλ)`
+    /// with `s_j = Σ_u w_u x_uj²`, in lexicographic order. The update of `m_jk` moves the means
+    /// of units `j` and `k` and, in the same pass, reads unit `k + 1`'s for the derivative of
+    /// `m_{j,k+1}`.
+    fn m_step(&mut self) {
+        let (d, spin) = (self.d, self.conv == Convention::Spin);
+        if d < 2 {
             return;
         }
-        self.m[j * d + k] = mjk + delta;
-        self.m[k * d + j] = mjk + delta;
-        let t = conv.shift_constant(delta);
-        let (hj, hk) = two_columns(&mut self.h, rows, j, k);
-        let cols = PairColumns {
-            xj,
-            xk,
-            hj,
-            hk,
-            ej,
-            ek,
-        };
-        match conv {
-            Convention::Spin => cols.shift(delta, |v, x| Convention::Spin.shifted_mean(v, x, t)),
-            Convention::Binary => {
-                cols.shift(delta, |v, x| Convention::Binary.shifted_mean(v, x, t))
+        let vb = self.conv.variance_bound();
+        let mut sum = self.pair_sum(0, 1);
+        for j in 0..d {
+            for k in j + 1..d {
+                let mjk = self.m[j * d + k];
+                let g = 2.0 * self.cross[j * d + k] - sum - self.l2n * mjk;
+                let curvature = vb * (self.cross[j * d + j] + self.cross[k * d + k]) + self.l2n;
+                let fused = (k + 1 < d).then_some(k + 1);
+                let next = match fused {
+                    Some(n) => Some((j, n)),
+                    None => (j + 2 < d).then_some((j + 1, j + 2)),
+                };
+                let delta = self.delta(g, curvature);
+                if let Some(delta) = delta {
+                    self.m[j * d + k] = mjk + delta;
+                    self.m[k * d + j] = mjk + delta;
+                }
+                sum = match (delta, next) {
+                    (Some(delta), _) if delta.abs() <= kernels::SHARED_DIVISION_MAX => {
+                        let c = kernels::shift_constant(spin, delta);
+                        let s = self.blocks(|mut b| {
+                            let (pair, next) = b.pair(j, k, fused);
+                            kernels::shift_pair(pair, next, c, spin)
+                        });
+                        match (fused, next) {
+                            (Some(_), _) => s,
+                            (None, Some((j2, k2))) => self.pair_sum(j2, k2),
+                            (None, None) => 0.0,
+                        }
+                    }
+                    (Some(delta), _) => {
+                        let c = kernels::shift_constant(spin, delta);
+                        self.blocks(|mut b| {
+                            kernels::shift_pair_exact(b.pair(j, k, None).0, c, spin);
+                            0.0
+                        });
+                        next.map_or(0.0, |(j2, k2)| self.pair_sum(j2, k2))
+                    }
+                    (None, _) => next.map_or(0.0, |(j2, k2)| self.pair_sum(j2, k2)),
+                };
             }
         }
     }
 
     /// One sweep: the b-step, then the M-step in lexicographic order.
     pub(crate) fn sweep(&mut self) {
-        for j in 0..self.d {
-            self.update_b(j);
-        }
-        for j in 0..self.d {
-            for k in j + 1..self.d {
-                self.update_m(j, k);
-            }
-        }
+        self.b_step();
+        self.m_step();
         self.sweeps += 1;
-        let refresh = self.sweeps.is_multiple_of(REFRESH_EVERY);
-        if refresh {
-            let model = Fvbm::new(self.b.clone(), self.m.clone(), self.conv)
-                .expect("BSLM updates keep M symmetric with a zero diagonal");
-            self.h = fields(&model, self.data);
-        }
-        self.update_objective(refresh);
+        self.update_objective(self.sweeps.is_multiple_of(REFRESH_EVERY));
     }
 
-    /// Recomputes the objective (log-PL minus penalty) from the fields, and the means from
-    /// the fields when `means` is set.
-    fn update_objective(&mut self, means: bool) {
-        let (rows, conv) = (self.rows, self.conv);
-        let data = self.data;
-        let w = data.weights();
-        let h = &self.h;
-        let work = 32 * h.len();
-        if means {
-            for_each_chunk(&mut self.e, rows, work, |j, ej| {
-                for (ev, &hv) in ej.iter_mut().zip(&h[j * rows..(j + 1) * rows]) {
-                    *ev = conv.mean(hv);
-                }
-            });
-        }
-        // ln P(x_uj | h_uj) = r_uj + ln f_uj (Convention::log_prob_parts): the r parts summed
-        // per unit in unit order, the f parts multiplied across at most PRODUCT_UNITS units
-        // per row (so the product neither overflows nor underflows), one logarithm per row.
-        let e = &self.e;
-        let sums = map_indices(self.d, work, |j| {
-            let (hj, ej) = (&h[j * rows..(j + 1) * rows], &e[j * rows..(j + 1) * rows]);
-            hj.iter()
-                .zip(ej)
-                .zip(data.column(j))
-                .zip(w)
-                .map(|(((&hv, &ev), &x), &wv)| wv * conv.log_prob_parts(x, hv, ev).0)
-                .sum::<f64>()
+    /// The objective (log-PL minus penalty) from fields computed afresh from the parameters
+    /// and the tracked means; with `refresh`, the means are first recomputed from the fields
+    /// (so round-off in the tracked means cannot accumulate).
+    ///
+    /// `ln P(x_uj | h_uj) = r_uj + ln f_uj` ([`Convention::log_prob_parts`]): the `r` parts
+    /// summed, the `f` parts (in `[½, 2]`) multiplied across at most [`PRODUCT_UNITS`] units
+    /// per row, one logarithm per row and group.
+    fn update_objective(&mut self, refresh: bool) {
+        let kernel = match self.conv {
+            Convention::Spin => kernels::log_pl_block::<true>,
+            Convention::Binary => kernels::log_pl_block::<false>,
+        };
+        // The parameters are moved out while the blocks borrow the rest (no copy).
+        let (b, m) = (std::mem::take(&mut self.b), std::mem::take(&mut self.m));
+        let pl = self.blocks(|blk| {
+            let (x, e, w, rows) = (blk.x, blk.e, blk.w, blk.rows);
+            kernel(refresh, &b, &m, x, e, w, rows, STRIDE, PRODUCT_UNITS)
         });
-        let mut pl: f64 = sums.iter().sum();
-        for group in (0..self.d).step_by(PRODUCT_UNITS) {
-            self.product.iter_mut().for_each(|f| *f = 1.0);
-            for j in group..(group + PRODUCT_UNITS).min(self.d) {
-                let (hj, ej) = (&h[j * rows..(j + 1) * rows], &e[j * rows..(j + 1) * rows]);
-                let xj = data.column(j);
-                for (u, f) in self.product.iter_mut().enumerate() {
-                    *f *= conv.log_prob_parts(xj[u], hj[u], ej[u]).1;
-                }
-            }
-            pl += self
-                .product
-                .iter()
-                .zip(w)
-                .map(|(f, wv)| wv * f.ln())
-                .sum::<f64>();
-        }
+        (self.b, self.m) = (b, m);
         let sq: f64 = self.theta().iter().map(|t| t * t).sum();
         self.objective = pl - 0.5 * self.l2n * sq;
     }
@@ -492,6 +574,102 @@ mod tests {
             let pl = PlData::new(&data, conv).unwrap();
             let exact_obj = penalized_log_pl(&fit.model, &pl, params.l2).unwrap();
             assert!((r.final_objective() - exact_obj).abs() < 1e-8 * exact_obj.abs());
+        }
+    }
+
+    /// A sample whose rows are nearly all distinct (couplings from N(0, 0.01)): several
+    /// blocks and a ragged last one.
+    fn wide(d: usize, n: usize, conv: Convention, seed: u64) -> (PlData, Fvbm) {
+        let truth = Fvbm::random(d, 0.01, conv, &mut rng_from_seed(seed)).unwrap();
+        let data = exact::sample(&truth, n, &mut rng_from_seed(seed + 1)).unwrap();
+        let init = Fvbm::random(d, 0.5, conv, &mut rng_from_seed(seed + 2)).unwrap();
+        (PlData::new(&data, conv).unwrap(), init)
+    }
+
+    /// The blocked sweep against the sweep as first written ([`reference::Reference`]): the
+    /// same iterates and objective to round-off (1e-12 relative), both conventions, with and
+    /// without penalty, with step factors below and above 1, past a refresh of the means.
+    #[test]
+    fn blocked_sweep_matches_the_reference() {
+        let cases = [
+            (12, 3000, Convention::Spin, 0.0, 1.0, 3),
+            (12, 3000, Convention::Binary, 0.01, 1.0, 3),
+            (9, 1500, Convention::Spin, 0.02, 0.7, 3),
+            (7, 900, Convention::Binary, 0.0, 1.6, 3),
+            (5, 400, Convention::Spin, 0.0, 1.0, REFRESH_EVERY + 2),
+            (2, 50, Convention::Binary, 0.0, 1.0, 4),
+            (1, 30, Convention::Spin, 0.0, 1.0, 2),
+        ];
+        for (i, &(d, n, conv, l2, step, sweeps)) in cases.iter().enumerate() {
+            let (pl, init) = wide(d, n, conv, 40 + i as u64);
+            let mut fast = Sweeper::new(&pl, &init, step, l2).unwrap();
+            let mut slow = reference::Reference::new(&pl, &init, step, l2).unwrap();
+            for s in 0..=sweeps {
+                let (a, b) = (fast.theta(), slow.theta());
+                for (p, (x, y)) in a.iter().zip(&b).enumerate() {
+                    assert!(
+                        (x - y).abs() <= 1e-12 * (1.0 + y.abs()),
+                        "case {i} sweep {s} θ_{p}: {x} vs {y}"
+                    );
+                }
+                let (f, g) = (fast.objective(), slow.objective());
+                assert!(
+                    (f - g).abs() <= 1e-12 * g.abs(),
+                    "case {i} sweep {s}: {f} vs {g}"
+                );
+                fast.sweep();
+                slow.sweep();
+            }
+        }
+    }
+
+    /// Steps beyond [`kernels::SHARED_DIVISION_MAX`] (spin, a step factor of 250) take the
+    /// two-division path and still agree with the reference. (Binary means saturate to
+    /// exactly 0 or 1 under such steps and both sweeps then divide 0 by 0; the kernel test
+    /// compares the two-division path with the shared one for both conventions.)
+    #[test]
+    fn huge_steps_agree_with_the_reference() {
+        let (pl, init) = wide(4, 200, Convention::Spin, 3);
+        let mut fast = Sweeper::new(&pl, &init, 250.0, 0.0).unwrap();
+        let mut slow = reference::Reference::new(&pl, &init, 250.0, 0.0).unwrap();
+        fast.sweep();
+        slow.sweep();
+        let moved = fast
+            .theta()
+            .iter()
+            .zip(init.theta())
+            .skip(4)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(moved > kernels::SHARED_DIVISION_MAX, "{moved}");
+        for (x, y) in fast.theta().iter().zip(&slow.theta()) {
+            assert!((x - y).abs() <= 1e-10 * (1.0 + y.abs()), "{x} vs {y}");
+        }
+    }
+
+    /// The same bits on one thread or several, blocks in parallel or not.
+    #[test]
+    fn results_do_not_depend_on_thread_count() {
+        let (pl, init) = wide(12, 3000, Convention::Spin, 9);
+        assert!(pl.n_distinct() > 3 * BLOCK, "{} rows", pl.n_distinct());
+        let run = |threads: usize, par: bool| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut s = Sweeper::new(&pl, &init, 1.0, 0.0).unwrap().parallel(par);
+                let mut objective = vec![s.objective()];
+                for _ in 0..3 {
+                    s.sweep();
+                    objective.push(s.objective());
+                }
+                (s.theta(), objective)
+            })
+        };
+        let one = run(1, false);
+        for (threads, par) in [(1, true), (2, true), (3, true), (2, false)] {
+            assert_eq!(run(threads, par), one, "{threads} threads, parallel {par}");
         }
     }
 
