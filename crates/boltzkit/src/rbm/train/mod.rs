@@ -69,8 +69,9 @@ impl Gradient {
 
     /// Sets the gradient to `⟨v pᵀ⟩_pos − ⟨v pᵀ⟩_neg` (and the matching means for `b` and `c`)
     /// from a positive batch (`v_pos`, `p_pos = p(h | v_pos)`) and a negative batch (`v_neg`,
-    /// `p_neg`), each averaged over its own rows: `W` statistics by two GEMMs (`Vᵀ·P`),
-    /// means accumulated in `f64`.
+    /// `p_neg`), each averaged over its own rows: `W` statistics `Vᵀ·P` by the sparse 0/1
+    /// kernel of [`crate::linalg::binary`] over the stacked batches (by two GEMMs when the
+    /// states are not sparse 0/1), means accumulated in `f64`.
     pub fn set_difference(
         &mut self,
         rbm: &Rbm,
