@@ -172,15 +172,22 @@ fn over_blocks(
         let rows = (live - c * BLOCK).min(BLOCK);
         *p = f(Block { e, x, wx, w, rows });
     };
-    // One block per task when `par`; else every block in turn on this thread.
-    let min_len = if par { 1 } else { usize::MAX };
+    if !par {
+        // Every block in turn on this thread, without handing each pass to the pool and
+        // waiting for it (about 10% of a sweep at d = 20, n = 16,000).
+        for (c, (e, p)) in e.chunks_mut(span).zip(partials.iter_mut()).enumerate() {
+            let (cols, counts) = (c * span..(c + 1) * span, c * STRIDE..(c + 1) * STRIDE);
+            job((c, ((((e, &x[cols.clone()]), &wx[cols]), &w[counts]), p)));
+        }
+        return partials.iter().sum();
+    }
+    // One block per task.
     e.par_chunks_mut(span)
         .zip(x.par_chunks(span))
         .zip(wx.par_chunks(span))
         .zip(w.par_chunks(STRIDE))
         .zip(partials.par_iter_mut())
         .enumerate()
-        .with_min_len(min_len)
         .for_each(job);
     partials.iter().sum()
 }
