@@ -17,17 +17,11 @@ fn times_are_consistent(v: &serde_json::Value, runs: u64) {
 
 #[test]
 fn exact_logz_times_the_enumeration() {
-    let out = boltzkit()
-        .args(["bench", "exact-logz", "--visible", "12", "--hidden", "5"])
-        .args(["--repeats", "2", "--seed", "3", "--json", "-q"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = success_json(
+        boltzkit()
+            .args(["bench", "exact-logz", "--visible", "12", "--hidden", "5"])
+            .args(["--repeats", "2", "--seed", "3", "--json", "-q"]),
     );
-    let v = json(&out.stdout);
     times_are_consistent(&v, 2);
     // ln Z of a 12 × 5 RBM lies between the log of its state count and that of the largest
     // term: at least (12 + 5) ln 2 − |energy| bounds, here simply finite and above 0
@@ -36,26 +30,20 @@ fn exact_logz_times_the_enumeration() {
 
 #[test]
 fn ais_and_epoch_timings_run() {
-    let out = boltzkit()
-        .args([
-            "bench",
-            "ais",
-            "--visible",
-            "20",
-            "--hidden",
-            "6",
-            "--chains",
-            "8",
-        ])
-        .args(["--steps", "50", "--seed", "4", "--json", "-q"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = success_json(
+        boltzkit()
+            .args([
+                "bench",
+                "ais",
+                "--visible",
+                "20",
+                "--hidden",
+                "6",
+                "--chains",
+                "8",
+            ])
+            .args(["--steps", "50", "--seed", "4", "--json", "-q"]),
     );
-    let v = json(&out.stdout);
     times_are_consistent(&v, 1);
     assert_eq!(
         (v["chains"].as_u64(), v["steps"].as_u64()),
@@ -73,27 +61,21 @@ fn ais_and_epoch_timings_run() {
         })
         .collect();
     std::fs::write(&data, rows.join("\n") + "\n").unwrap();
-    let out = boltzkit()
-        .args(["bench", "rbm-epoch", "--data", data.to_str().unwrap()])
-        .args([
-            "--hidden",
-            "4",
-            "--batch-size",
-            "10",
-            "--repeats",
-            "2",
-            "--seed",
-            "5",
-        ])
-        .args(["--json", "-q"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = success_json(
+        boltzkit()
+            .args(["bench", "rbm-epoch", "--data", data.to_str().unwrap()])
+            .args([
+                "--hidden",
+                "4",
+                "--batch-size",
+                "10",
+                "--repeats",
+                "2",
+                "--seed",
+                "5",
+            ])
+            .args(["--json", "-q"]),
     );
-    let v = json(&out.stdout);
     times_are_consistent(&v, 2);
     assert_eq!(v["algo"], "pcd");
 

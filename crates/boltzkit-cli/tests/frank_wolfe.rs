@@ -30,13 +30,7 @@ fn fw_fit(dir: &Path, data: &str, units: &str, extra: &[&str]) -> serde_json::Va
         "-q",
     ];
     args.extend_from_slice(extra);
-    let out = boltzkit().current_dir(dir).args(&args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    json(&out.stdout)
+    success_json(boltzkit().current_dir(dir).args(&args))
 }
 
 #[test]
@@ -74,28 +68,23 @@ fn fit_grows_a_standard_rbm_logs_every_iteration_and_continues_from_a_model() {
 
     // the FW model starts CD (FW-initialized CD)
     let cd = path(dir.path(), "cd.safetensors");
-    let out = boltzkit()
-        .args([
-            "rbm",
-            "fit",
-            "--data",
-            &data,
-            "--model",
-            &more,
-            "--epochs",
-            "5",
-            "--batch-size",
-            "0",
-        ])
-        .args(["--lr", "0.1", "-o", &cd, "--seed", "1", "--json", "-q"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = success_json(
+        boltzkit()
+            .args([
+                "rbm",
+                "fit",
+                "--data",
+                &data,
+                "--model",
+                &more,
+                "--epochs",
+                "5",
+                "--batch-size",
+                "0",
+            ])
+            .args(["--lr", "0.1", "-o", &cd, "--seed", "1", "--json", "-q"]),
     );
-    assert_eq!(json(&out.stdout)["hidden"], 9);
+    assert_eq!(v["hidden"], 9);
 }
 
 #[test]
@@ -155,18 +144,9 @@ fn features_are_written_as_npy() {
     let model = path(dir.path(), "fw.safetensors");
     fw_fit(dir.path(), &data, "6", &["-o", &model]);
     let out_path = path(dir.path(), "features.npy");
-    let out = boltzkit()
-        .args([
-            "rbm", "features", "--model", &model, "--data", &data, "-o", &out_path, "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json(&out.stdout);
+    let v = success_json(boltzkit().args([
+        "rbm", "features", "--model", &model, "--data", &data, "-o", &out_path, "--json",
+    ]));
     assert_eq!(
         (v["samples"].as_u64(), v["hidden"].as_u64()),
         (Some(16), Some(6))
@@ -195,46 +175,40 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
-    let out = boltzkit()
-        .args([
-            "repro",
-            "frank-wolfe",
-            "--datasets",
-            "caltech",
-            "--data-dir",
-        ])
-        .arg(&data_dir)
-        .args([
-            "--max-units",
-            "4",
-            "--sizes",
-            "2,4",
-            "--epochs",
-            "1",
-            "--restarts",
-            "2",
-        ])
-        .args([
-            "--eval-every",
-            "2",
-            "--samples",
-            "50",
-            "--lbfgs-iters",
-            "5",
-            "--bias-steps",
-            "2",
-        ])
-        .args(["--ais-chains", "8", "--ais-steps", "20", "--k", "1", "-o"])
-        .arg(&out_dir)
-        .args(["--json", "-q"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = success_json(
+        boltzkit()
+            .args([
+                "repro",
+                "frank-wolfe",
+                "--datasets",
+                "caltech",
+                "--data-dir",
+            ])
+            .arg(&data_dir)
+            .args([
+                "--max-units",
+                "4",
+                "--sizes",
+                "2,4",
+                "--epochs",
+                "1",
+                "--restarts",
+                "2",
+            ])
+            .args([
+                "--eval-every",
+                "2",
+                "--samples",
+                "50",
+                "--lbfgs-iters",
+                "5",
+                "--bias-steps",
+                "2",
+            ])
+            .args(["--ais-chains", "8", "--ais-steps", "20", "--k", "1", "-o"])
+            .arg(&out_dir)
+            .args(["--json", "-q"]),
     );
-    let v = json(&out.stdout);
     assert_eq!(v["caltech"]["fw_units"], 4);
     let csv = std::fs::read_to_string(out_dir.join("fig1-fig2-caltech.csv")).unwrap();
     for method in ["fw,", "cd_rand,", "cd_fw,", "cd_rand_run,"] {

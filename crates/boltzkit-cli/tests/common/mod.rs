@@ -15,6 +15,18 @@ pub fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).expect("one JSON object on stdout")
 }
 
+/// Runs `cmd`, asserts that it succeeded (showing its stderr if not) and returns the JSON
+/// object it printed on stdout.
+pub fn success_json(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out.stdout)
+}
+
 /// `dir/name` as a string argument.
 pub fn path(dir: &Path, name: &str) -> String {
     dir.join(name).display().to_string()
