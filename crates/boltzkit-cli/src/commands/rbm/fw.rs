@@ -78,6 +78,7 @@ pub(super) struct FwFlags {
 /// `rbm fit --algo frank-wolfe`.
 pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     let seed = a.common.init()?;
+    let mut summary = Summary::new("rbm fit", Some(seed)); // its clock covers the whole command
     let f = &a.fw;
     if a.hidden.is_some() {
         return Err(UsageError::new(
@@ -174,7 +175,6 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing the model to {}", path.display()))?;
     }
 
-    let mut summary = Summary::new("rbm fit", Some(seed));
     let n_iter = rec.iterations.len().max(1) as f64;
     let mean = |g: fn(&boltzkit::rbm::frank_wolfe::IterationRecord) -> f64| {
         rec.iterations.iter().map(g).sum::<f64>() / n_iter
@@ -248,6 +248,7 @@ impl FeaturesArgs {
             self.common.init_threads()?;
             None
         };
+        let mut summary = Summary::new("rbm features", seed); // its clock covers the whole command
         let rbm = match load_rbm(&self.model) {
             Ok(f) => f.rbm,
             Err(e) => match load_fw_model(&self.model) {
@@ -265,7 +266,6 @@ impl FeaturesArgs {
         let f64s: Vec<f64> = f.iter().map(|&x| f64::from(x)).collect();
         write_npy_f64(&self.output, &[data.n_samples(), rbm.n_hidden()], &f64s)
             .with_context(|| format!("writing the features to {}", self.output.display()))?;
-        let mut summary = Summary::new("rbm features", seed);
         summary
             .set("model", self.model.display().to_string())
             .set("data", self.data.display().to_string())
