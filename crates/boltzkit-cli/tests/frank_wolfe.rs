@@ -50,6 +50,8 @@ fn fit_grows_a_standard_rbm_logs_every_iteration_and_continues_from_a_model() {
     assert_eq!(v["iterations"], 6);
     assert!(v["avg_log_likelihood"].as_f64().unwrap() > -9.0 * 2f64.ln());
     assert!(v["selected_units"].as_u64().is_some());
+    // the summary's clock covers the whole command, learning included
+    assert!(v["wall_s"].as_f64().unwrap() >= v["learn_s"].as_f64().unwrap());
     let f = load_rbm(Path::new(&model)).unwrap();
     assert_eq!(f.rbm.n_hidden(), 6);
     assert_eq!(f.metadata["algorithm"], "frank-wolfe");
