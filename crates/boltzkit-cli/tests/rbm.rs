@@ -267,3 +267,61 @@ fn monitors_and_checkpoints() {
         "{e}"
     );
 }
+
+/// `--valid` records the train − validation gap for any trainer; with `--early-stop` the run
+/// ends when it grows (here: 12 patterns learnt by 16 units, 4 others held out), the stop is
+/// reported and the model of that evaluation is written; `--early-stop` without `--valid` is a
+/// usage error.
+#[test]
+fn valid_records_the_gap_and_early_stop_ends_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = std::fs::read_to_string(bars_and_stripes(dir.path())).unwrap();
+    let lines: Vec<&str> = all.lines().collect();
+    let (train, valid) = (path(dir.path(), "train.csv"), path(dir.path(), "valid.csv"));
+    std::fs::write(&train, lines[..12].join("\n") + "\n").unwrap();
+    std::fs::write(&valid, lines[12..].join("\n") + "\n").unwrap();
+    let (model, log) = (
+        path(dir.path(), "m.safetensors"),
+        path(dir.path(), "log.jsonl"),
+    );
+    let run = |epochs: &str, extra: &[&str]| {
+        let mut cmd = boltzkit();
+        cmd.args(["rbm", "fit", "--data", &train, "--valid", &valid])
+            .args([
+                "--hidden", "16", "--k", "5", "--lr", "0.5", "--epochs", epochs,
+            ])
+            .args(["--eval-every", "10", "--eval", "none", "--log", &log])
+            .args(["-o", &model, "--seed", "3", "--json", "-q"])
+            .args(extra);
+        success_json(&mut cmd)
+    };
+    let v = run("3000", &["--early-stop", "--gap-tol", "1"]);
+    let stop = v["stop"].as_str().unwrap();
+    assert!(stop.starts_with("stopped early after epoch"), "{stop}");
+    let epochs = v["epochs"].as_u64().unwrap();
+    assert!(epochs < 3000 && epochs % 10 == 0, "{v}");
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len() as u64, epochs / 10 + 1);
+    assert!(records.iter().all(|r| r["gap"].as_f64().is_some()));
+    assert_eq!(load_rbm(Path::new(&model)).unwrap().rbm.n_hidden(), 16);
+    // without --early-stop the gap is only recorded
+    let v = run("50", &[]);
+    assert_eq!(v["stop"], "all epochs done");
+    boltzkit()
+        .args([
+            "rbm",
+            "fit",
+            "--data",
+            &train,
+            "--hidden",
+            "2",
+            "--early-stop",
+        ])
+        .args(["-o", &model, "-q"])
+        .assert()
+        .code(2);
+}

@@ -11,6 +11,7 @@ use boltzkit::rbm::ais::{
 };
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
+use boltzkit::rbm::train::early_stop::GapEarlyStop;
 use boltzkit::rbm::train::trainer::{
     AisLogLikelihood, Algorithm, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate, Monitors,
     Observer, Progress, StopReason, TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
@@ -236,6 +237,18 @@ struct FitArgs {
     /// Start from this model file instead of the Sec. 4.1 initialization
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
+    /// Validation data: the train − validation gap of the average log-likelihood (ln Z
+    /// cancels) is recorded every --eval-every epochs (frank-wolfe: units) as `gap`; FW's size
+    /// selection reads it
+    #[arg(long, value_name = "FILE")]
+    valid: Option<PathBuf>,
+    /// Stop when the gap has grown more than --gap-tol above its minimum (needs --valid):
+    /// training ends and the model of that evaluation is written (frank-wolfe: no more units)
+    #[arg(long)]
+    early_stop: bool,
+    /// How far (nats) the gap may rise above its minimum before it counts as grown
+    #[arg(long, value_name = "X", default_value_t = 5.0)]
+    gap_tol: f64,
     /// Where to write the model (safetensors)
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
@@ -395,7 +408,18 @@ impl FitArgs {
         };
         params.check()?;
 
-        let data = load_binary(&self.data, self.binarize.resolve(derive_seed(seed, 2)))?;
+        let binarize = self.binarize.resolve(derive_seed(seed, 2));
+        let data = load_binary(&self.data, binarize)?;
+        let valid = self
+            .valid
+            .as_ref()
+            .map(|p| load_binary(p, binarize))
+            .transpose()?;
+        if self.early_stop && (valid.is_none() || self.eval_every == 0) {
+            return Err(
+                UsageError::new("--early-stop needs --valid FILE and --eval-every N ≥ 1").into(),
+            );
+        }
         let rbm = match &self.model {
             Some(path) => {
                 let rbm = load_rbm(path)?.rbm;
@@ -419,6 +443,9 @@ impl FitArgs {
                 Rbm::init_from_data(&data, h, 0.01, &mut rng_from_seed(derive_seed(seed, 0)))?
             }
         };
+        if let (Some(path), Some(v)) = (&self.valid, &valid) {
+            check_vars(path, v, &rbm)?;
+        }
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
         let small = nv.min(nh) <= MAX_EXACT_OBSERVER_UNITS;
         let eval = self
@@ -457,6 +484,15 @@ impl FitArgs {
             }
             EvalArg::None => {}
         }
+        if let Some(v) = &valid {
+            // the gap is recorded either way; it ends training only with --early-stop
+            let tol = if self.early_stop {
+                self.gap_tol
+            } else {
+                f64::MAX
+            };
+            trainer = trainer.add_observer(GapEarlyStop::new(data.clone(), v.clone(), tol)?, every);
+        }
         if self.monitors {
             let rows: Vec<usize> = (0..data.n_samples().min(MONITOR_ROWS)).collect();
             trainer = trainer.add_observer(Monitors::new("train", data.select(&rows)?), every);
@@ -486,6 +522,8 @@ impl FitArgs {
             "inner": if centered_or_dcp { Some(inner) } else { None },
             "replicas": if self.algo == AlgoArg::Pt { Some(replicas) } else { None },
             "loo": self.loo,
+            "valid": self.valid.as_ref().map(|p| p.display().to_string()),
+            "early_stop": self.early_stop, "gap_tol": self.gap_tol,
             "momentum": self.momentum, "weight_decay": self.weight_decay,
             "binarize": format!("{:?}", self.binarize),
             "init_model": self.model.as_ref().map(|p| p.display().to_string()),

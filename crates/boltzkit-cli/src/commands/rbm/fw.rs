@@ -52,18 +52,9 @@ pub(super) struct FwFlags {
     /// Fractional RBM: free α with this gradient step, sampled by Metropolis-Hastings (0: α = t)
     #[arg(long, value_name = "STEP")]
     free_alpha: Option<f64>,
-    /// Validation data: the train/validation gap selects the size
-    #[arg(long, value_name = "FILE")]
-    valid: Option<PathBuf>,
     /// Test data: AIS test log-likelihood at every size evaluation
     #[arg(long, value_name = "FILE")]
     test: Option<PathBuf>,
-    /// Stop when the gap grows (needs --valid)
-    #[arg(long)]
-    early_stop: bool,
-    /// How far (nats) the gap may rise above its minimum before it counts as grown
-    #[arg(long, value_name = "X", default_value_t = 5.0)]
-    gap_tol: f64,
     /// AIS chains for --test
     #[arg(long, value_name = "N", default_value_t = 100)]
     ais_chains: usize,
@@ -86,7 +77,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
         )
         .into());
     }
-    if f.early_stop && f.valid.is_none() {
+    if a.early_stop && a.valid.is_none() {
         return Err(UsageError::new("--early-stop needs --valid FILE").into());
     }
     let params = FwParams::new()
@@ -105,13 +96,13 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
             None => AlphaRule::Count,
         })
         .eval_every(a.eval_every)
-        .early_stop(f.early_stop)
-        .gap_tol(f.gap_tol)
+        .early_stop(a.early_stop)
+        .gap_tol(a.gap_tol)
         .seed(derive_seed(seed, 1));
     params.check()?;
     let binarize = a.binarize.resolve(derive_seed(seed, 2));
     let data = load_binary(&a.data, binarize)?;
-    let valid = f
+    let valid = a
         .valid
         .as_ref()
         .map(|p| load_binary(p, binarize))
@@ -153,8 +144,8 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
         "algo": "frank-wolfe", "max_units": f.max_units, "lambda": f.lambda, "bias_lr": f.bias_lr,
         "samples": f.samples, "k": a.k, "lbfgs_iters": f.lbfgs_iters, "lbfgs_tol": f.lbfgs_tol,
         "bias_steps": f.bias_steps, "bias_tol": f.bias_tol, "away": f.away,
-        "free_alpha": f.free_alpha, "eval_every": a.eval_every, "early_stop": f.early_stop,
-        "gap_tol": f.gap_tol, "binarize": format!("{:?}", a.binarize),
+        "free_alpha": f.free_alpha, "eval_every": a.eval_every, "early_stop": a.early_stop,
+        "gap_tol": a.gap_tol, "binarize": format!("{:?}", a.binarize),
         "init_model": a.model.as_ref().map(|p| p.display().to_string()),
     });
     let mut meta = BTreeMap::new();

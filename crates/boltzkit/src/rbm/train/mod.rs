@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`cd`] | [`Cd`]: contrastive divergence (Alg. 1 of the S-DCP paper) and its persistent form |
 //! | [`centered`] | [`Centered`]: CS-DCP (Alg. 4) and CG (its `d = 1`), offsets `μ`, `λ`; [`to_centered`] / [`from_centered`] |
+//! | [`early_stop`] | [`GapEarlyStop`]: ends training when the train/validation gap grows (`ln Z` cancels) |
 //! | [`popcd`] | [`PopCd`]: pop-CD-k (Eq. 8 of the pop-CD paper; leave-one-out Eq. 9), CD-k's samples importance-weighted |
 //! | [`pt`] | [`Pt`]: persistent parallel tempering ([`TemperedChains`](crate::rbm::tempering::TemperedChains)) as a gradient estimator |
 //! | [`sdcp`] | [`Sdcp`]: S-DCP (Alg. 3), `d` inner steps; `d = 1` is CD |
@@ -16,6 +17,7 @@
 
 pub mod cd;
 pub mod centered;
+pub mod early_stop;
 pub mod popcd;
 pub mod pt;
 pub mod sdcp;
@@ -24,6 +26,7 @@ pub mod trainer;
 
 pub use cd::Cd;
 pub use centered::{from_centered, to_centered, Centered};
+pub use early_stop::{likelihood_gap, GapEarlyStop};
 pub use popcd::{PopCd, Weighting};
 pub use pt::Pt;
 pub use sdcp::Sdcp;

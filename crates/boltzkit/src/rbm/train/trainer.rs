@@ -380,6 +380,14 @@ pub enum StopReason {
         /// What was wrong (which parameter, its value).
         detail: String,
     },
+    /// An observer ended training after `epoch` epochs (e.g. the train/validation gap grew);
+    /// the model returned is the one it observed.
+    EarlyStopped {
+        /// Epochs done.
+        epoch: usize,
+        /// Why, in the observer's words.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for StopReason {
@@ -395,6 +403,9 @@ impl std::fmt::Display for StopReason {
                 "diverged at update {step} (epoch {epoch}): {detail}; kept the model before it \
                  (lower the learning rate)"
             ),
+            StopReason::EarlyStopped { epoch, detail } => {
+                write!(f, "stopped early after epoch {epoch}: {detail}")
+            }
         }
     }
 }
@@ -418,6 +429,9 @@ pub struct Progress<'a> {
     pub metrics: &'a mut BTreeMap<String, f64>,
     /// The centering offsets of centered algorithms.
     pub offsets: Option<&'a Offsets>,
+    /// Set to `Some(why)` to end training after this observation
+    /// ([`StopReason::EarlyStopped`]; e.g. [`super::GapEarlyStop`]).
+    pub stop: &'a mut Option<String>,
 }
 
 /// A hook of the training loop; every method is a no-op by default.
@@ -813,7 +827,7 @@ impl<'d> Trainer<'d> {
                            step: u64,
                            lr: f32,
                            engine: &mut Engine|
-         -> Result<()> {
+         -> Result<Option<String>> {
             let mut metrics = BTreeMap::new();
             let offsets = offsets_of(engine);
             let offsets = offsets.as_ref();
@@ -829,6 +843,7 @@ impl<'d> Trainer<'d> {
             }
             let wall_s = start.elapsed().as_secs_f64();
             let mut any = false;
+            let mut stop = None;
             for (o, every) in observers.iter_mut() {
                 if *every > 0 && epoch.is_multiple_of(*every) {
                     any = true;
@@ -840,6 +855,7 @@ impl<'d> Trainer<'d> {
                         wall_s,
                         metrics: &mut metrics,
                         offsets,
+                        stop: &mut stop,
                     })?;
                 }
             }
@@ -851,9 +867,12 @@ impl<'d> Trainer<'d> {
                     metrics,
                 });
             }
-            Ok(())
+            Ok(stop)
         };
-        observe(&mut observers, &rbm, 0, 0, lr0, &mut engine)?;
+        let mut stop = match observe(&mut observers, &rbm, 0, 0, lr0, &mut engine)? {
+            Some(detail) => StopReason::EarlyStopped { epoch: 0, detail },
+            None => StopReason::MaxEpochs,
+        };
 
         let mut order: Vec<usize> = (0..n).collect();
         let mut batch = vec![0f32; bs * nv];
@@ -861,8 +880,12 @@ impl<'d> Trainer<'d> {
         let mut last_good = rbm.clone();
         let mut step = 0u64;
         let mut epochs_done = 0usize;
-        let mut stop = StopReason::MaxEpochs;
-        'epochs: for epoch in 0..p.epochs {
+        let epochs = if stop == StopReason::MaxEpochs {
+            p.epochs
+        } else {
+            0
+        };
+        'epochs: for epoch in 0..epochs {
             let lr = p.learning_rate.at(epoch, p.epochs);
             sgd.set_learning_rate(lr)?;
             if p.shuffle {
@@ -893,7 +916,14 @@ impl<'d> Trainer<'d> {
                 }
             }
             epochs_done = epoch + 1;
-            observe(&mut observers, &rbm, epochs_done, step, lr, &mut engine)?;
+            if let Some(detail) = observe(&mut observers, &rbm, epochs_done, step, lr, &mut engine)?
+            {
+                stop = StopReason::EarlyStopped {
+                    epoch: epochs_done,
+                    detail,
+                };
+                break;
+            }
         }
         let offsets = offsets_of(&engine);
         for (o, _) in observers.iter_mut() {
