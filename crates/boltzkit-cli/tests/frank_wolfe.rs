@@ -193,9 +193,13 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
                 "--sizes",
                 "2,4",
                 "--epochs",
-                "1",
+                "2",
                 "--restarts",
                 "2",
+                "--cd-gap-tol",
+                "0",
+                "--cd-eval-every",
+                "1",
             ])
             .args([
                 "--eval-every",
@@ -219,6 +223,16 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
             if method == "cd_rand_run," { 4 } else { 2 },
             "{method}\n{csv}"
         );
+    }
+    // the epochs column: 0 for FW itself, 1 or 2 for CD (an early stop may end it after 1)
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let epochs: usize = f[7].parse().unwrap();
+        if f[0] == "fw" {
+            assert_eq!(epochs, 0, "{line}");
+        } else {
+            assert!((1..=2).contains(&epochs), "{line}");
+        }
     }
     for png in ["fig1-caltech.png", "fig2-caltech.png"] {
         let bytes = std::fs::read(out_dir.join(png)).unwrap();

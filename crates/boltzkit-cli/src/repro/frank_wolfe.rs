@@ -15,7 +15,7 @@ use boltzkit::data::{read_dataset, Binarize, Dataset, ReadOptions};
 use boltzkit::io::write_atomic;
 use boltzkit::rbm::features::hidden_features;
 use boltzkit::rbm::frank_wolfe::{FrankWolfe, FwObserver, FwParams, FwProgress};
-use boltzkit::rbm::train::{Algorithm, TrainParams, Trainer};
+use boltzkit::rbm::train::{Algorithm, GapEarlyStop, TrainParams, Trainer};
 use boltzkit::rbm::Rbm;
 use boltzkit::rng::{derive_rng, derive_seed};
 use clap::Args;
@@ -63,6 +63,14 @@ pub struct FwReproArgs {
     /// CD mini-batch size
     #[arg(long, value_name = "N", default_value_t = 100)]
     batch_size: usize,
+    /// CD early stopping, as the paper's protocol: every --cd-eval-every epochs the train −
+    /// validation gap is taken and a CD run ends once it has grown this many nats above its
+    /// minimum (off by default: every run takes --epochs)
+    #[arg(long, value_name = "X")]
+    cd_gap_tol: Option<f64>,
+    /// Epochs between the gap checks of --cd-gap-tol
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    cd_eval_every: usize,
     /// FW: λ (Eqs. 6, 9)
     #[arg(long, value_name = "X", default_value_t = 0.1)]
     lambda: f64,
@@ -198,6 +206,8 @@ struct Point {
     test_ll_se: f64,
     valid_ll: f64,
     train_s: f64,
+    /// CD epochs run (fewer than --epochs after an early stop; 0 for FW itself).
+    epochs: usize,
     test_error: Option<f64>,
 }
 
@@ -412,7 +422,7 @@ impl FwReproArgs {
             let eval = |rbm: &Rbm,
                         run: usize,
                         method: &'static str,
-                        train_s: f64|
+                        (train_s, epochs): (f64, usize)|
              -> anyhow::Result<Point> {
                 // one AIS ln Z gives both the validation and the test log-likelihood
                 let (test_ll, se, log_z) =
@@ -429,13 +439,14 @@ impl FwReproArgs {
                     test_ll_se: se,
                     valid_ll,
                     train_s,
+                    epochs,
                     test_error: None,
                 })
             };
-            let mut p = eval(fw_rbm, 0, "fw", *fw_s)?;
+            let mut p = eval(fw_rbm, 0, "fw", (*fw_s, 0))?;
             p.test_error = self.classify(fw_rbm, s)?;
             points.push(p);
-            let cd = |start: Rbm, run_seed: u64| -> anyhow::Result<(Rbm, f64)> {
+            let cd = |start: Rbm, run_seed: u64| -> anyhow::Result<(Rbm, (f64, usize))> {
                 let t = Instant::now();
                 let params = TrainParams::new()
                     .epochs(epochs)
@@ -443,8 +454,13 @@ impl FwReproArgs {
                     .algorithm(Algorithm::Cd { k: self.k })
                     .learning_rate(self.lr)
                     .seed(run_seed);
-                let out = Trainer::new(start, &s.train, params)?.run()?;
-                Ok((out.rbm, t.elapsed().as_secs_f64()))
+                let mut trainer = Trainer::new(start, &s.train, params)?;
+                if let Some(tol) = self.cd_gap_tol {
+                    let stop = GapEarlyStop::new(s.train.clone(), s.valid.clone(), tol)?;
+                    trainer = trainer.add_observer(stop, self.cd_eval_every);
+                }
+                let out = trainer.run()?;
+                Ok((out.rbm, (t.elapsed().as_secs_f64(), out.record.epochs)))
             };
             let mut best: Option<(Point, Rbm)> = None;
             for r in 0..self.restarts {
@@ -496,12 +512,13 @@ impl FwReproArgs {
             ));
             points.push(p);
         }
-        let mut csv =
-            String::from("method,units,run,test_ll,test_ll_se,valid_ll,train_s,test_error\n");
+        let mut csv = String::from(
+            "method,units,run,test_ll,test_ll_se,valid_ll,train_s,epochs,test_error\n",
+        );
         for p in &points {
             writeln!(
                 csv,
-                "{},{},{},{},{},{},{:.3},{}",
+                "{},{},{},{},{},{},{:.3},{},{}",
                 p.method,
                 p.units,
                 p.run,
@@ -509,6 +526,7 @@ impl FwReproArgs {
                 p.test_ll_se,
                 p.valid_ll,
                 p.train_s,
+                p.epochs,
                 p.test_error.map_or(String::new(), |e| e.to_string())
             )?;
         }
@@ -523,6 +541,8 @@ impl FwReproArgs {
             "evaluations": rec.evaluations,
             "points": points,
             "epochs": epochs,
+            "cd_gap_tol": self.cd_gap_tol,
+            "cd_eval_every": self.cd_eval_every,
             "k": self.k,
             "restarts": self.restarts,
             "ais": {"chains": self.ais_chains, "steps": if self.ais_steps == 0 { 14_500 } else { self.ais_steps }},
