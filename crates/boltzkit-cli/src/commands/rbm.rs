@@ -331,6 +331,14 @@ pub(crate) fn load_binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dat
     Ok(data)
 }
 
+/// [`load_binary`] of an optional file (`--valid`, `--test`).
+pub(crate) fn load_optional(
+    path: Option<&PathBuf>,
+    binarize: Binarize,
+) -> anyhow::Result<Option<Dataset>> {
+    path.map(|p| load_binary(p, binarize)).transpose()
+}
+
 fn check_vars(path: &Path, data: &Dataset, rbm: &Rbm) -> anyhow::Result<()> {
     if data.n_vars() != rbm.n_visible() {
         anyhow::bail!(
@@ -410,11 +418,7 @@ impl FitArgs {
 
         let binarize = self.binarize.resolve(derive_seed(seed, 2));
         let data = load_binary(&self.data, binarize)?;
-        let valid = self
-            .valid
-            .as_ref()
-            .map(|p| load_binary(p, binarize))
-            .transpose()?;
+        let valid = load_optional(self.valid.as_ref(), binarize)?;
         if self.early_stop && (valid.is_none() || self.eval_every == 0) {
             return Err(
                 UsageError::new("--early-stop needs --valid FILE and --eval-every N ≥ 1").into(),

@@ -1,6 +1,6 @@
 //! `rbm fit --algo frank-wolfe` and `rbm features`.
 
-use super::{load_binary, BinarizeArg, FitArgs};
+use super::{load_binary, load_optional, BinarizeArg, FitArgs};
 use crate::args::CommonArgs;
 use crate::exit::UsageError;
 use crate::fw_run::{self, ais_schedule, AisTest};
@@ -102,16 +102,8 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     params.check()?;
     let binarize = a.binarize.resolve(derive_seed(seed, 2));
     let data = load_binary(&a.data, binarize)?;
-    let valid = a
-        .valid
-        .as_ref()
-        .map(|p| load_binary(p, binarize))
-        .transpose()?;
-    let test = f
-        .test
-        .as_ref()
-        .map(|p| load_binary(p, binarize))
-        .transpose()?;
+    let valid = load_optional(a.valid.as_ref(), binarize)?;
+    let test = load_optional(f.test.as_ref(), binarize)?;
     let ais = match test {
         Some(t) => Some(AisTest {
             data: t,

@@ -7,7 +7,7 @@
 use super::trainer::{Observer, Progress, TrainParams};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::rbm::model::mean_neg_free_energy;
+use crate::rbm::model::{check_len, mean_neg_free_energy};
 use crate::rbm::Rbm;
 
 /// Puts the gap `train − valid` of the average log-likelihoods in the metric `gap` (and the
@@ -49,13 +49,12 @@ impl GapEarlyStop {
                 format!("must be finite and ≥ 0, got {tol}"),
             ));
         }
-        if train.n_vars() != valid.n_vars() {
-            return Err(Error::Shape {
-                op: "GapEarlyStop::new".into(),
-                expected: format!("validation data with {} variables", train.n_vars()),
-                found: format!("{}", valid.n_vars()),
-            });
-        }
+        check_len(
+            "GapEarlyStop::new",
+            "validation columns",
+            valid.n_vars(),
+            train.n_vars(),
+        )?;
         Ok(GapEarlyStop {
             train,
             valid,
@@ -79,13 +78,12 @@ pub fn likelihood_gap(rbm: &Rbm, train: &Dataset, valid: &Dataset) -> Result<(f6
 
 impl Observer for GapEarlyStop {
     fn init(&mut self, _params: &TrainParams, rbm: &Rbm) -> Result<()> {
-        if self.train.n_vars() != rbm.n_visible() {
-            return Err(Error::Shape {
-                op: "GapEarlyStop".into(),
-                expected: format!("data with {} variables", rbm.n_visible()),
-                found: format!("{}", self.train.n_vars()),
-            });
-        }
+        check_len(
+            "GapEarlyStop",
+            "data columns",
+            self.train.n_vars(),
+            rbm.n_visible(),
+        )?;
         self.min = None;
         Ok(())
     }
