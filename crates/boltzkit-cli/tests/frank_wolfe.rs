@@ -61,12 +61,19 @@ fn fit_grows_a_standard_rbm_logs_every_iteration_and_continues_from_a_model() {
 
     // warm start: continues at t = 7 up to 9 units
     let more = path(dir.path(), "fw9.safetensors");
-    let w = fw_fit(dir.path(), &data, "9", &["-o", &more, "--model", &model]);
+    let w = fw_fit(
+        dir.path(),
+        &data,
+        "9",
+        &["-o", &more, "--model", &model, "--starts", "3"],
+    );
     assert_eq!(
         (w["start_units"].as_u64(), w["units"].as_u64()),
         (Some(6), Some(9))
     );
     assert_eq!(w["iterations"], 3);
+    let settings = &load_rbm(Path::new(&more)).unwrap().metadata["settings"];
+    assert!(settings.contains("\"starts\":3"), "{settings}");
 
     // the FW model starts CD (FW-initialized CD)
     let cd = path(dir.path(), "cd.safetensors");
@@ -208,6 +215,8 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
                 "50",
                 "--lbfgs-iters",
                 "5",
+                "--starts",
+                "2",
                 "--bias-steps",
                 "2",
             ])
@@ -216,6 +225,7 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
             .args(["--json", "-q"]),
     );
     assert_eq!(v["caltech"]["fw_units"], 4);
+    assert_eq!(v["caltech"]["fw"]["starts"], 2);
     let csv = std::fs::read_to_string(out_dir.join("fig1-fig2-caltech.csv")).unwrap();
     for method in ["fw,", "cd_rand,", "cd_fw,", "cd_rand_run,"] {
         assert_eq!(

@@ -86,6 +86,9 @@ pub struct FwReproArgs {
     /// FW: L-BFGS iterations per subproblem
     #[arg(long, value_name = "N", default_value_t = 50)]
     lbfgs_iters: usize,
+    /// FW: starts per subproblem (one small random, the others data-row templates)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    starts: usize,
     /// FW: most bias steps per iteration
     #[arg(long, value_name = "N", default_value_t = 20)]
     bias_steps: usize,
@@ -367,6 +370,7 @@ impl FwReproArgs {
             .samples(self.samples)
             .gibbs_steps(self.gibbs_steps)
             .lbfgs_iterations(self.lbfgs_iters)
+            .subproblem_starts(self.starts)
             .bias_steps(self.bias_steps)
             .eval_every(self.eval_every)
             .gap_tol(self.gap_tol)
@@ -544,7 +548,14 @@ impl FwReproArgs {
             "cd_gap_tol": self.cd_gap_tol,
             "cd_eval_every": self.cd_eval_every,
             "k": self.k,
+            "lr": self.lr,
+            "batch_size": self.batch_size,
             "restarts": self.restarts,
+            "fw": {
+                "lambda": self.lambda, "bias_lr": self.bias_lr, "samples": self.samples,
+                "gibbs_steps": self.gibbs_steps, "lbfgs_iters": self.lbfgs_iters,
+                "starts": self.starts, "bias_steps": self.bias_steps,
+            },
             "ais": {"chains": self.ais_chains, "steps": if self.ais_steps == 0 { 14_500 } else { self.ais_steps }},
             "mean_iteration_s": {
                 "sampling": rec.iterations.iter().map(|r| r.sampling_s).sum::<f64>() / rec.iterations.len().max(1) as f64,

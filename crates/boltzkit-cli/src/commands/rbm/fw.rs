@@ -40,6 +40,10 @@ pub(super) struct FwFlags {
     /// L-BFGS gradient tolerance
     #[arg(long, value_name = "X", default_value_t = 1e-5)]
     lbfgs_tol: f64,
+    /// Starts of each subproblem (Eq. 9 is not convex): one small random start, the others
+    /// the ±1 templates of random data rows; the best is kept
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    starts: usize,
     /// Most bias steps (Eq. 10) per iteration
     #[arg(long, value_name = "N", default_value_t = 20)]
     bias_steps: usize,
@@ -88,6 +92,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
         .gibbs_steps(a.k)
         .lbfgs_iterations(f.lbfgs_iters)
         .lbfgs_grad_tol(f.lbfgs_tol)
+        .subproblem_starts(f.starts)
         .bias_steps(f.bias_steps)
         .bias_tol(f.bias_tol)
         .away_steps(f.away)
@@ -134,7 +139,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
 
     let settings = json!({
         "algo": "frank-wolfe", "max_units": f.max_units, "lambda": f.lambda, "bias_lr": f.bias_lr,
-        "samples": f.samples, "k": a.k, "lbfgs_iters": f.lbfgs_iters, "lbfgs_tol": f.lbfgs_tol,
+        "samples": f.samples, "k": a.k, "lbfgs_iters": f.lbfgs_iters, "lbfgs_tol": f.lbfgs_tol, "starts": f.starts,
         "bias_steps": f.bias_steps, "bias_tol": f.bias_tol, "away": f.away,
         "free_alpha": f.free_alpha, "eval_every": a.eval_every, "early_stop": a.early_stop,
         "gap_tol": a.gap_tol, "binarize": format!("{:?}", a.binarize),

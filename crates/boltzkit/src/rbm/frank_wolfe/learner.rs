@@ -54,6 +54,12 @@ pub struct FwParams {
     pub lbfgs_iterations: usize,
     /// L-BFGS stops when `max |∇f| ≤` this (default 1e-5), ≥ 0.
     pub lbfgs_grad_tol: f64,
+    /// Starts of the subproblem per iteration (default 1), ≥ 1; the best `f(w*)` is kept.
+    /// The first start is `N(0, init_sd²)`; each further one is the template
+    /// `(2ṽ_n − 1)/√(n_visible + 1)` of a data row `n` drawn at random. Eq. 9 is not convex,
+    /// and L-BFGS from near 0 (where `∇f ≈ 0` once the bias fits) can settle on a poor
+    /// local optimum.
+    pub subproblem_starts: usize,
     /// Most bias steps per iteration (default 20); 0 turns the bias update off.
     pub bias_steps: usize,
     /// The bias update stops when the RMS over visible units of `∇_b L` (Eq. 10) is below
@@ -91,6 +97,7 @@ impl Default for FwParams {
             gibbs_steps: 3,
             lbfgs_iterations: 50,
             lbfgs_grad_tol: 1e-5,
+            subproblem_starts: 1,
             bias_steps: 20,
             bias_tol: 0.015,
             init_sd: 0.01,
@@ -131,6 +138,8 @@ impl FwParams {
         lbfgs_iterations: usize,
         /// Sets the L-BFGS gradient tolerance.
         lbfgs_grad_tol: f64,
+        /// Sets the subproblem starts.
+        subproblem_starts: usize,
         /// Sets the bias step budget.
         bias_steps: usize,
         /// Sets the bias-gradient tolerance.
@@ -158,6 +167,7 @@ impl FwParams {
             ("samples", self.samples),
             ("gibbs_steps", self.gibbs_steps),
             ("lbfgs_iterations", self.lbfgs_iterations),
+            ("subproblem_starts", self.subproblem_starts),
         ] {
             if n == 0 {
                 return Err(Error::param(field, "must be at least 1"));
@@ -509,14 +519,35 @@ impl<'d> FrankWolfe<'d> {
         let normal = Normal::new(0.0, self.params.init_sd)
             .map_err(|e| Error::param("init_sd", e.to_string()))?;
         let mut rng = derive_rng(derive_seed(self.params.seed, 3), self.iteration as u64);
-        let w0: Vec<f64> = (0..dim).map(|_| normal.sample(&mut rng)).collect();
         let lb = LbfgsParams {
             max_iterations: self.params.lbfgs_iterations,
             grad_tol: self.params.lbfgs_grad_tol,
             ..LbfgsParams::default()
         };
-        let sub = &mut self.sub;
-        let r = minimize(|w, g| Ok(sub.eval(w, g)), w0, &lb)?;
+        let scale = 1.0 / (dim as f64).sqrt();
+        let mut best: Option<crate::optim::lbfgs::LbfgsResult> = None;
+        let (mut iterations, mut evaluations) = (0, 0);
+        for start in 0..self.params.subproblem_starts {
+            let w0: Vec<f64> = if start == 0 {
+                (0..dim).map(|_| normal.sample(&mut rng)).collect()
+            } else {
+                let row = self
+                    .sub
+                    .data()
+                    .row(rng.random_range(0..self.data.n_samples()));
+                let mut w = vec![-scale; dim];
+                row.iter().for_each(|&j| w[j as usize] = scale);
+                w
+            };
+            let sub = &mut self.sub;
+            let r = minimize(|w, g| Ok(sub.eval(w, g)), w0, &lb)?;
+            iterations += r.iterations;
+            evaluations += r.evaluations;
+            if best.as_ref().is_none_or(|b| r.f < b.f) {
+                best = Some(r);
+            }
+        }
+        let r = best.expect("at least one start");
         let subproblem_s = t1.elapsed().as_secs_f64();
 
         let alpha = self.alpha_after_insert();
@@ -535,8 +566,8 @@ impl<'d> FrankWolfe<'d> {
             units: self.model.n_units(),
             alpha: self.model.alpha(),
             subproblem_f: r.f,
-            lbfgs_iterations: r.iterations,
-            lbfgs_evaluations: r.evaluations,
+            lbfgs_iterations: iterations,
+            lbfgs_evaluations: evaluations,
             bias_steps: 0,
             bias_grad_rms: f64::NAN,
             removed: None,

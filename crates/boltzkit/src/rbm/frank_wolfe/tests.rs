@@ -117,6 +117,31 @@ fn after_each_step_the_model_is_a_standard_rbm_with_t_units() {
     }
 }
 
+/// More subproblem starts never give a worse `f(w*)`: the first start is the single-start
+/// run's (same seed, same chains), and the best is kept.
+#[test]
+fn more_subproblem_starts_never_give_a_worse_unit() {
+    let data = bas();
+    let mut better = 0;
+    for seed in 0..6 {
+        let base = FwParams::new().samples(300).lambda(0.05).seed(seed);
+        let mut one = FrankWolfe::new(&data, base.clone()).unwrap();
+        let mut four = FrankWolfe::new(&data, base.subproblem_starts(4)).unwrap();
+        let (a, b) = (one.insert_unit().unwrap(), four.insert_unit().unwrap());
+        assert!(
+            b.subproblem_f <= a.subproblem_f,
+            "{} > {}",
+            b.subproblem_f,
+            a.subproblem_f
+        );
+        assert!(b.lbfgs_evaluations > a.lbfgs_evaluations);
+        if b.subproblem_f < a.subproblem_f - 1e-9 {
+            better += 1;
+        }
+    }
+    assert!(better > 0, "the extra starts never found a better unit");
+}
+
 fn bias_grad_rms(rbm: &Rbm, data: &Dataset) -> f64 {
     let g = exact::log_likelihood_gradient(rbm, data).unwrap();
     (g.b.iter().map(|&x| x.powi(2)).sum::<f64>() / g.b.len() as f64).sqrt()
@@ -388,6 +413,7 @@ fn settings_are_checked() {
     for p in [
         FwParams::new().max_units(0),
         FwParams::new().samples(0),
+        FwParams::new().subproblem_starts(0),
         FwParams::new().lambda(-1.0),
         FwParams::new().learning_rate(0.0),
         FwParams::new().alpha(AlphaRule::Free { step: f64::NAN }),
