@@ -8,7 +8,7 @@ use super::subproblem::{mean_softplus_of, BinaryRows, Subproblem};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::softplus_f64;
-use crate::optim::lbfgs::{minimize, LbfgsParams};
+use crate::optim::lbfgs::{minimize, LbfgsParams, LbfgsResult};
 use crate::rbm::model::{visible_means, BASE_RATE_EPS};
 use crate::rbm::{exact, Rbm};
 use crate::rng::{derive_rng, derive_seed};
@@ -55,8 +55,9 @@ pub struct FwParams {
     /// L-BFGS stops when `max |∇f| ≤` this (default 1e-5), ≥ 0.
     pub lbfgs_grad_tol: f64,
     /// Starts of the subproblem per iteration (default 1), ≥ 1; the best `f(w*)` is kept.
-    /// The first start is `N(0, init_sd²)`; each further one is the template
-    /// `(2ṽ_n − 1)/√(n_visible + 1)` of a data row `n` drawn at random. Eq. 9 is not convex,
+    /// The first start is `N(0, init_sd²)`; each further one is the template of a data row
+    /// `n` drawn at random: `+1/√(n_visible + 1)` at the row's ones, `−1/√(n_visible + 1)`
+    /// at its zeros and at the constant unit. Eq. 9 is not convex,
     /// and L-BFGS from near 0 (where `∇f ≈ 0` once the bias fits) can settle on a poor
     /// local optimum.
     pub subproblem_starts: usize,
@@ -217,9 +218,9 @@ pub struct IterationRecord {
     pub alpha: f64,
     /// `f(w*)` of Eq. 9.
     pub subproblem_f: f64,
-    /// L-BFGS iterations and evaluations of the subproblem.
+    /// L-BFGS iterations of the subproblem, summed over its starts.
     pub lbfgs_iterations: usize,
-    /// Objective and gradient evaluations of the subproblem.
+    /// Objective and gradient evaluations of the subproblem, summed over its starts.
     pub lbfgs_evaluations: usize,
     /// Bias steps taken.
     pub bias_steps: usize,
@@ -525,7 +526,7 @@ impl<'d> FrankWolfe<'d> {
             ..LbfgsParams::default()
         };
         let scale = 1.0 / (dim as f64).sqrt();
-        let mut best: Option<crate::optim::lbfgs::LbfgsResult> = None;
+        let mut best: Option<LbfgsResult> = None;
         let (mut iterations, mut evaluations) = (0, 0);
         for start in 0..self.params.subproblem_starts {
             let w0: Vec<f64> = if start == 0 {
