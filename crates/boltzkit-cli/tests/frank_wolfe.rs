@@ -203,6 +203,8 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
                 "2",
                 "--restarts",
                 "2",
+                "--lrs",
+                "0.05,0.01",
                 "--cd-gap-tol",
                 "0",
                 "--cd-eval-every",
@@ -226,22 +228,55 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
     );
     assert_eq!(v["caltech"]["fw_units"], 4);
     assert_eq!(v["caltech"]["fw"]["starts"], 2);
+    assert_eq!(v["caltech"]["lrs"], serde_json::json!([0.05, 0.01]));
     let csv = std::fs::read_to_string(out_dir.join("fig1-fig2-caltech.csv")).unwrap();
-    for method in ["fw,", "cd_rand,", "cd_fw,", "cd_rand_run,"] {
+    for (method, rows) in [
+        ("fw,", 2),
+        ("cd_rand,", 2),
+        ("cd_fw,", 2),
+        ("cd_rand_run,", 4),
+        ("cd_rand_lr,", 8),
+        ("cd_fw_lr,", 4),
+    ] {
         assert_eq!(
             csv.lines().filter(|l| l.starts_with(method)).count(),
-            if method == "cd_rand_run," { 4 } else { 2 },
+            rows,
             "{method}\n{csv}"
         );
     }
-    // the epochs column: 0 for FW itself, 1 or 2 for CD (an early stop may end it after 1)
+    // each CD run kept is the trial of --lrs best on validation
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    for kept in rows
+        .iter()
+        .filter(|f| f[0] == "cd_rand_run" || f[0] == "cd_fw")
+    {
+        let trials = if kept[0] == "cd_fw" {
+            "cd_fw_lr"
+        } else {
+            "cd_rand_lr"
+        };
+        let best = rows
+            .iter()
+            .filter(|f| f[0] == trials && f[1] == kept[1] && f[2] == kept[2])
+            .map(|f| f[6].parse::<f64>().unwrap())
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(kept[6].parse::<f64>().unwrap(), best, "{kept:?}");
+    }
+    // the epochs column: 0 for FW itself, 1 or 2 for CD (an early stop may end it after 1);
+    // the lr column: 0 for FW itself, the rate of --lrs kept on validation for CD
     for line in csv.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
-        let epochs: usize = f[7].parse().unwrap();
+        let lr: f32 = f[3].parse().unwrap();
+        let epochs: usize = f[8].parse().unwrap();
         if f[0] == "fw" {
-            assert_eq!(epochs, 0, "{line}");
+            assert_eq!((epochs, lr), (0, 0.0), "{line}");
         } else {
             assert!((1..=2).contains(&epochs), "{line}");
+            assert!(lr == 0.05 || lr == 0.01, "{line}");
         }
     }
     for png in ["fig1-caltech.png", "fig2-caltech.png"] {
@@ -270,12 +305,12 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
         3,
         "header + evaluations at 2 and 4 units"
     );
-    // test errors are fractions
-    for line in csv
-        .lines()
-        .skip(1)
-        .filter(|l| !l.starts_with("cd_rand_run"))
-    {
+    // test errors are fractions (on the kept runs; the others have none)
+    for line in csv.lines().skip(1).filter(|l| {
+        ["fw,", "cd_rand,", "cd_fw,"]
+            .iter()
+            .any(|m| l.starts_with(m))
+    }) {
         let e: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
         assert!((0.0..=1.0).contains(&e), "{line}");
     }

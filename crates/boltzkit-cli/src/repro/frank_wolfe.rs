@@ -2,8 +2,9 @@
 //! with Frank-Wolfe* (NIPS 2016) on Caltech101 Silhouettes and MNIST: Frank-Wolfe up to `T`
 //! units with an AIS test log-likelihood every `eval_every` units and the train/validation gap
 //! that selects the size; CD-k from random starts (best of `restarts` on validation) and CD-k
-//! started from the FW model, at a list of sizes; the test error of a logistic regression on
-//! `E[h | v]` of each.
+//! started from the FW model, at a list of sizes, each start trained at every rate of `--lrs`
+//! and kept at the one best on validation (the paper's Sec. 4 protocol); the test error of a
+//! logistic regression on `E[h | v]` of each.
 
 use crate::args::CommonArgs;
 use crate::fw_run::{self, ais_schedule, AisTest};
@@ -57,9 +58,12 @@ pub struct FwReproArgs {
     /// CD-k's k
     #[arg(long, value_name = "N", default_value_t = 10)]
     k: usize,
-    /// CD learning rate
-    #[arg(long, value_name = "X", default_value_t = 0.05)]
-    lr: f32,
+    /// CD learning rates, comma-separated: every CD start (each random one and the FW one) is
+    /// trained at each and the rate best on validation is kept, as the paper selects its fixed
+    /// rate from {0.05, 0.02, 0.01, 0.005} [default: 0.05 alone, to keep runs short]
+    #[arg(long = "lrs", alias = "lr", value_name = "X,..", value_delimiter = ',',
+          default_values_t = [0.05])]
+    lrs: Vec<f64>,
     /// CD mini-batch size
     #[arg(long, value_name = "N", default_value_t = 100)]
     batch_size: usize,
@@ -205,6 +209,8 @@ struct Point {
     method: &'static str,
     units: usize,
     run: usize,
+    /// The CD learning rate kept on validation (0 for FW itself).
+    lr: f64,
     test_ll: f64,
     test_ll_se: f64,
     valid_ll: f64,
@@ -223,6 +229,12 @@ impl FwReproArgs {
         };
         let seed = common.init()?;
         anyhow::ensure!(self.restarts >= 1, "--restarts must be at least 1");
+        if let Some(&lr) = self.lrs.iter().find(|&&lr| !(lr.is_finite() && lr > 0.0)) {
+            return Err(crate::exit::UsageError::new(format!(
+                "--lrs: {lr} is not a positive learning rate"
+            ))
+            .into());
+        }
         if let Some(&s) = self.sizes.iter().find(|&&s| s == 0 || s > self.max_units) {
             return Err(crate::exit::UsageError::new(format!(
                 "--sizes: {s} is not in 1..=--max-units ({})",
@@ -426,7 +438,7 @@ impl FwReproArgs {
             let eval = |rbm: &Rbm,
                         run: usize,
                         method: &'static str,
-                        (train_s, epochs): (f64, usize)|
+                        (train_s, epochs, lr): (f64, usize, f64)|
              -> anyhow::Result<Point> {
                 // one AIS ln Z gives both the validation and the test log-likelihood
                 let (test_ll, se, log_z) =
@@ -439,6 +451,7 @@ impl FwReproArgs {
                     method,
                     units: h,
                     run,
+                    lr,
                     test_ll,
                     test_ll_se: se,
                     valid_ll,
@@ -447,24 +460,48 @@ impl FwReproArgs {
                     test_error: None,
                 })
             };
-            let mut p = eval(fw_rbm, 0, "fw", (*fw_s, 0))?;
+            let mut p = eval(fw_rbm, 0, "fw", (*fw_s, 0, 0.0))?;
             p.test_error = self.classify(fw_rbm, s)?;
             points.push(p);
-            let cd = |start: Rbm, run_seed: u64| -> anyhow::Result<(Rbm, (f64, usize))> {
-                let t = Instant::now();
-                let params = TrainParams::new()
-                    .epochs(epochs)
-                    .batch_size(self.batch_size)
-                    .algorithm(Algorithm::Cd { k: self.k })
-                    .learning_rate(self.lr)
-                    .seed(run_seed);
-                let mut trainer = Trainer::new(start, &s.train, params)?;
-                if let Some(tol) = self.cd_gap_tol {
-                    let stop = GapEarlyStop::new(s.train.clone(), s.valid.clone(), tol)?;
-                    trainer = trainer.add_observer(stop, self.cd_eval_every);
+            // CD-k from `start` at each of --lrs; the run best on validation is kept, and every
+            // run goes to `trials` as `{method}_lr` when there is more than one rate
+            let cd = |start: &Rbm,
+                      run_seed: u64,
+                      run: usize,
+                      method: &'static str,
+                      trials: &mut Vec<Point>|
+             -> anyhow::Result<(Point, Rbm)> {
+                let mut best: Option<(Point, Rbm)> = None;
+                for &lr in &self.lrs {
+                    let t = Instant::now();
+                    let params = TrainParams::new()
+                        .epochs(epochs)
+                        .batch_size(self.batch_size)
+                        .algorithm(Algorithm::Cd { k: self.k })
+                        .learning_rate(lr as f32)
+                        .seed(run_seed);
+                    let mut trainer = Trainer::new(start.clone(), &s.train, params)?;
+                    if let Some(tol) = self.cd_gap_tol {
+                        let stop = GapEarlyStop::new(s.train.clone(), s.valid.clone(), tol)?;
+                        trainer = trainer.add_observer(stop, self.cd_eval_every);
+                    }
+                    let out = trainer.run()?;
+                    let secs = (t.elapsed().as_secs_f64(), out.record.epochs, lr);
+                    let p = eval(&out.rbm, run, method, secs)?;
+                    if self.lrs.len() > 1 {
+                        let mut trial = p.clone();
+                        trial.method = if method == "cd_fw" {
+                            "cd_fw_lr"
+                        } else {
+                            "cd_rand_lr"
+                        };
+                        trials.push(trial);
+                    }
+                    if best.as_ref().is_none_or(|(b, _)| p.valid_ll > b.valid_ll) {
+                        best = Some((p, out.rbm));
+                    }
                 }
-                let out = trainer.run()?;
-                Ok((out.rbm, (t.elapsed().as_secs_f64(), out.record.epochs)))
+                best.context("--lrs is empty")
             };
             let mut best: Option<(Point, Rbm)> = None;
             for r in 0..self.restarts {
@@ -479,9 +516,8 @@ impl FwReproArgs {
                 );
                 let rs = derive_seed(derive_seed(seed, 3), (h * 100 + r) as u64);
                 let init = Rbm::init_from_data(&s.train, h, 0.01, &mut derive_rng(rs, 0))?;
-                let (rbm, secs) = cd(init, rs)?;
+                let (p, rbm) = cd(&init, rs, r + 1, "cd_rand", &mut points)?;
                 spin.finish_and_clear();
-                let p = eval(&rbm, r + 1, "cd_rand", secs)?;
                 if best.as_ref().is_none_or(|(b, _)| p.valid_ll > b.valid_ll) {
                     best = Some((p.clone(), rbm));
                 }
@@ -497,9 +533,14 @@ impl FwReproArgs {
                 &format!("{name}: CD-{} from FW at {h} units", self.k),
                 common.quiet,
             );
-            let (rbm, secs) = cd(fw_rbm.clone(), derive_seed(derive_seed(seed, 4), h as u64))?;
+            let (mut p, rbm) = cd(
+                fw_rbm,
+                derive_seed(derive_seed(seed, 4), h as u64),
+                0,
+                "cd_fw",
+                &mut points,
+            )?;
             spin.finish_and_clear();
-            let mut p = eval(&rbm, 0, "cd_fw", secs)?;
             p.test_error = self.classify(&rbm, s)?;
             say(format!(
                 "{name} h={h}: test LL  FW {:.2}  CD(best of {}) {:.2}  CD(FW init) {:.2}",
@@ -517,15 +558,16 @@ impl FwReproArgs {
             points.push(p);
         }
         let mut csv = String::from(
-            "method,units,run,test_ll,test_ll_se,valid_ll,train_s,epochs,test_error\n",
+            "method,units,run,lr,test_ll,test_ll_se,valid_ll,train_s,epochs,test_error\n",
         );
         for p in &points {
             writeln!(
                 csv,
-                "{},{},{},{},{},{},{:.3},{},{}",
+                "{},{},{},{},{},{},{},{:.3},{},{}",
                 p.method,
                 p.units,
                 p.run,
+                p.lr,
                 p.test_ll,
                 p.test_ll_se,
                 p.valid_ll,
@@ -548,7 +590,7 @@ impl FwReproArgs {
             "cd_gap_tol": self.cd_gap_tol,
             "cd_eval_every": self.cd_eval_every,
             "k": self.k,
-            "lr": self.lr,
+            "lrs": self.lrs,
             "batch_size": self.batch_size,
             "restarts": self.restarts,
             "fw": {
