@@ -220,6 +220,13 @@ struct Point {
     test_error: Option<f64>,
 }
 
+/// Keeps `(p, rbm)` in `best` when it is the first or has the higher validation log-likelihood.
+fn keep_best_on_validation(best: &mut Option<(Point, Rbm)>, p: Point, rbm: Rbm) {
+    if best.as_ref().is_none_or(|(b, _)| p.valid_ll > b.valid_ll) {
+        *best = Some((p, rbm));
+    }
+}
+
 impl FwReproArgs {
     /// Runs the reproduction.
     pub fn run(self) -> anyhow::Result<()> {
@@ -497,9 +504,7 @@ impl FwReproArgs {
                         };
                         trials.push(trial);
                     }
-                    if best.as_ref().is_none_or(|(b, _)| p.valid_ll > b.valid_ll) {
-                        best = Some((p, out.rbm));
-                    }
+                    keep_best_on_validation(&mut best, p, out.rbm);
                 }
                 best.context("--lrs is empty")
             };
@@ -518,12 +523,10 @@ impl FwReproArgs {
                 let init = Rbm::init_from_data(&s.train, h, 0.01, &mut derive_rng(rs, 0))?;
                 let (p, rbm) = cd(&init, rs, r + 1, "cd_rand", &mut points)?;
                 spin.finish_and_clear();
-                if best.as_ref().is_none_or(|(b, _)| p.valid_ll > b.valid_ll) {
-                    best = Some((p.clone(), rbm));
-                }
-                let mut all = p;
+                let mut all = p.clone();
                 all.method = "cd_rand_run";
                 points.push(all);
+                keep_best_on_validation(&mut best, p, rbm);
             }
             if let Some((mut p, rbm)) = best {
                 p.test_error = self.classify(&rbm, s)?;
