@@ -89,6 +89,11 @@ pub enum Error {
         detail: String,
     },
 
+    /// A broken internal invariant: a bug in boltzkit, never a bad setting or bad data. The
+    /// message names the invariant; please report it.
+    #[error("internal error (a bug in boltzkit, please report it): {0}")]
+    Internal(String),
+
     /// A model file that is not what the reader expects.
     #[error("{path}: invalid model file: {reason}")]
     Model {
