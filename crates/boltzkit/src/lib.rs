@@ -8,6 +8,7 @@
 //! | [`fsll`] | the full-span log-linear model and its greedy MDL learner (Takabatake & Akaho) |
 //! | [`fvbm`] | fully visible Boltzmann machines: exact engine, Gibbs, MPLE (BSLM, GA, Newton), sandwich SEs, exact MLE |
 //! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
+//! | [`model`] | [`model::Model`], the one shape of every model: per-row log-probabilities, `ln Z` as an [`estimate::Estimate`], sampling, files |
 //! | [`optim`] | the shared L-BFGS minimizer |
 //! | [`classify`] | multinomial logistic regression (the readout that scores learned features) |
 //! | [`io`] | model files (safetensors), metric logs (JSONL), atomic writes |
@@ -27,6 +28,7 @@ pub mod fsll;
 pub mod fvbm;
 pub mod io;
 pub mod linalg;
+pub mod model;
 pub mod optim;
 pub mod rbm;
 pub mod rng;

@@ -8,18 +8,28 @@ use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::data::{write_dataset, Dataset};
 use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
-use boltzkit::fvbm::{
-    bslm, ga, gibbs, inference, mle, newton, pcd, pseudo, Convention, Fvbm, MpleParams,
-};
-use boltzkit::rng::rng_from_seed;
+use boltzkit::fvbm::{bslm, ga, inference, mle, newton, pcd, pseudo, Convention, Fvbm, MpleParams};
+use boltzkit::model::{ExactTask, Model, Sampler, Sampling};
+use boltzkit::rng::{rng_from_seed, BkRng};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The most units for which `fvbm sample` draws exact samples (Gibbs beyond).
-pub const MAX_EXACT_SAMPLE_UNITS: usize = 26;
+/// `n` samples of `model` by the library's one rule ([`Sampling::Auto`]: exact up to
+/// [`MAX_EXACT_UNITS`] units, Gibbs beyond) and the sampler's name.
+pub fn sample_model(
+    model: &Fvbm,
+    n: usize,
+    rng: &mut BkRng,
+) -> anyhow::Result<(Dataset, &'static str)> {
+    let name = match Sampling::Auto.resolve(model.exact_affordable(ExactTask::Sampling)) {
+        Sampler::Exact => "exact",
+        Sampler::Gibbs(_) => "gibbs",
+    };
+    Ok((model.sample(n, &Sampling::Auto, rng)?, name))
+}
 
 /// `boltzkit fvbm <verb>`.
 #[derive(Debug, Args)]
@@ -49,10 +59,10 @@ enum FvbmVerb {
         Example:\n  boltzkit fvbm eval --model m.safetensors --data x.npy --truth t.safetensors"
     )]
     Eval(EvalArgs),
-    /// Draw samples from a model (exact for d ≤ 26, Gibbs beyond)
+    /// Draw samples from a model (exact for d ≤ 30, Gibbs beyond)
     #[command(
         long_about = "Draw samples (0/1 rows) from a model: exact i.i.d. samples when \
-        d ≤ 26, systematic-scan Gibbs sampling (1,000 burn-in sweeps) beyond.\n\n\
+        d ≤ 30, systematic-scan Gibbs sampling (1,000 burn-in sweeps) beyond.\n\n\
         Example:\n  boltzkit fvbm sample --model m.safetensors -n 1000 -o s.npy --seed 3"
     )]
     Sample(SampleArgs),
@@ -544,12 +554,7 @@ impl SampleArgs {
             usize::try_from(self.samples).map_err(|_| UsageError::new("--samples is too large"))?;
         let mut rng = rng_from_seed(seed);
         let spin = progress::spinner("sampling", self.common.quiet);
-        let (data, method) = if model.d() <= MAX_EXACT_SAMPLE_UNITS {
-            (exact::sample(&model, n, &mut rng)?, "exact")
-        } else {
-            let p = gibbs::GibbsParams::default();
-            (gibbs::sample(&model, n, &p, &mut rng)?, "gibbs")
-        };
+        let (data, method) = sample_model(&model, n, &mut rng)?;
         spin.finish_and_clear();
         write_dataset(&self.output, &data).context("cannot write the samples")?;
         summary

@@ -15,8 +15,8 @@ use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
 use crate::commands::fvbm::ConventionArg;
-use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
-use boltzkit::fvbm::{gibbs, Convention, Fvbm};
+use boltzkit::fvbm::exact::{self, MAX_TABLE_UNITS};
+use boltzkit::fvbm::{Convention, Fvbm};
 use std::collections::BTreeMap;
 
 /// The most variables for which `--truth` (all 2^n state probabilities) is written.
@@ -438,12 +438,7 @@ impl FvbmGenArgs {
         let conv: Convention = self.convention.into();
         let model = Fvbm::random(d, self.variance, conv, &mut rng)?;
         let spin = progress::spinner("sampling", self.common.quiet);
-        let (data, method) = if d <= MAX_EXACT_UNITS {
-            (exact::sample(&model, n, &mut rng)?, "exact")
-        } else {
-            let p = gibbs::GibbsParams::default();
-            (gibbs::sample(&model, n, &p, &mut rng)?, "gibbs")
-        };
+        let (data, method) = crate::commands::fvbm::sample_model(&model, n, &mut rng)?;
         spin.finish_and_clear();
         write_dataset(&self.output, &data).context("cannot write the samples")?;
         let mut summary = Summary::new("gen fvbm", Some(seed));

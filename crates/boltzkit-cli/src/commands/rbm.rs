@@ -11,14 +11,14 @@ use boltzkit::rbm::ais::{
 };
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
+use boltzkit::rbm::gibbs::sample_from_uniform;
+use boltzkit::rbm::model::states_to_dataset;
 use boltzkit::rbm::train::early_stop::GapEarlyStop;
 use boltzkit::rbm::train::trainer::{
     AisLogLikelihood, Algorithm, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate, Monitors,
     Observer, Progress, StopReason, TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
 };
-use boltzkit::rbm::{
-    base_rate_biases, mean_neg_free_energy, monitor, sample_bernoulli, GibbsChains, Rbm,
-};
+use boltzkit::rbm::{base_rate_biases, mean_neg_free_energy, monitor, Rbm};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
@@ -700,8 +700,7 @@ impl SampleArgs {
     }
 }
 
-/// `n` block Gibbs chains started from uniform random visible states and run `steps` steps
-/// (with a progress bar unless `quiet`); their visible states, `n × n_visible`.
+/// [`sample_from_uniform`] with a progress bar (unless `quiet`).
 fn gibbs_samples(
     rbm: &Rbm,
     n: usize,
@@ -709,22 +708,14 @@ fn gibbs_samples(
     seed: u64,
     quiet: bool,
 ) -> anyhow::Result<Vec<f32>> {
-    let nv = rbm.n_visible();
-    let mut v0 = vec![0f32; n * nv];
-    sample_bernoulli(&vec![0.5; n * nv], &mut v0, &mut rng_from_seed(seed));
-    let mut chains = GibbsChains::new(rbm, &v0, derive_seed(seed, 1))?;
     let bar = progress::bar(steps as u64, "gibbs steps", quiet);
-    for _ in 0..steps {
-        chains.run(rbm, 1)?;
-        bar.inc(1);
-    }
+    let v = sample_from_uniform(rbm, n, steps, seed, &mut |_| bar.inc(1))?;
     bar.finish_and_clear();
-    Ok(chains.visible().to_vec())
+    Ok(v)
 }
 
 /// Writes 0/1 rows of width `nv` to `path` in the format its name asks for.
 fn write_samples(path: &Path, v: &[f32], nv: usize) -> anyhow::Result<()> {
-    let bits = v.iter().map(|&x| u8::from(x > 0.5)).collect();
-    let data = Dataset::from_flat(bits, nv, vec![2; nv])?;
+    let data = states_to_dataset(v, nv)?;
     write_dataset(path, &data).context("cannot write the samples")
 }

@@ -5,6 +5,7 @@ use super::transform::backward;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::exp_normalize;
+use crate::model::{LogPartition, Model};
 
 /// A full-span log-linear model: cardinalities plus the non-zero parameters `θ_y`.
 ///
@@ -135,17 +136,10 @@ impl FsllModel {
         crate::linalg::log_sum_exp(&self.log_potentials())
     }
 
-    /// Average log-likelihood `⟨ln p_θ⟩` of a dataset (nats per sample).
+    /// Average log-likelihood `⟨ln p_θ⟩` of a dataset (nats per sample):
+    /// [`Model::log_likelihood`], exact.
     pub fn avg_log_likelihood(&self, data: &Dataset) -> Result<f64> {
-        self.check_data(data)?;
-        data.require_nonempty()?;
-        let log_z = self.log_z();
-        let sum: f64 = data
-            .values()
-            .outer_iter()
-            .map(|row| self.log_potential(self.layout.index_of(row.iter())))
-            .sum();
-        Ok(sum / data.n_samples() as f64 - log_z)
+        Ok(self.log_likelihood(data, &LogPartition::Exact)?.value)
     }
 
     /// Fails unless the dataset's variables and cardinalities match the model's.

@@ -21,6 +21,7 @@ use crate::data::synth::{sample_states, state_index};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::deterministic_sum;
+use crate::model::{LogPartition, Model};
 use crate::rng::derive_rng;
 use ndarray::Array2;
 use rand::Rng;
@@ -424,20 +425,24 @@ pub(crate) fn moments_with(model: &Fvbm, layout: &Layout) -> Result<Moments> {
 
 /// The average log-likelihood `(1/n) Σ_i ln P(x_i)` of 0/1 data (in the spin convention bit 0
 /// is −1), exact (at most [`MAX_EXACT_UNITS`] units).
+/// [`Model::log_likelihood`] (exact).
 pub fn average_log_likelihood(model: &Fvbm, data: &Dataset) -> Result<f64> {
-    check_data(model.d(), data, "average_log_likelihood")?;
-    data.require_nonempty()?;
-    let log_z = log_partition(model)?;
-    let potentials: Vec<f64> = (0..data.n_samples())
+    let ll = model.log_likelihood(data, &LogPartition::Exact)?;
+    finite(ll.value, "average_log_likelihood")
+}
+
+/// The log-potential `½ xᵀMx + bᵀx` (the unnormalized log-probability) of every row of 0/1
+/// data, computed in parallel over rows.
+pub fn log_potentials(model: &Fvbm, data: &Dataset) -> Result<Vec<f64>> {
+    check_data(model.d(), data, "log_potentials")?;
+    Ok((0..data.n_samples())
         .into_par_iter()
         .map(|i| data.sample(i))
         .map(|row| match row.as_slice() {
             Some(bits) => model.log_potential(bits),
             None => model.log_potential(&row.to_vec()),
         })
-        .collect();
-    let mean = deterministic_sum(&potentials, |v| v) / data.n_samples() as f64;
-    finite(mean - log_z, "average_log_likelihood")
+        .collect())
 }
 
 /// `KL(p‖p_θ) = Σ_x p(x) ln(p(x)/p_θ(x))` in nats, for an explicit distribution `p` over all

@@ -13,6 +13,7 @@ use super::model::Rbm;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::{scale_sum_log1p, sigmoid_f64, softplus_f64};
+use crate::model::{LogPartition, Model};
 use rayon::prelude::*;
 
 /// Largest enumerated layer: `2^30` states.
@@ -355,8 +356,9 @@ pub(crate) fn check_data_for(rbm: &Rbm, data: &Dataset, op: &str) -> Result<()> 
     Ok(())
 }
 
-/// `−F(v)` of every sample, in order, in parallel (`f64`).
-fn neg_free_energies(rbm: &Rbm, data: &Dataset) -> Result<Vec<f64>> {
+/// `−F(v)` of every sample of a non-empty binary dataset, in order, in parallel (`f64`).
+pub fn neg_free_energies(rbm: &Rbm, data: &Dataset) -> Result<Vec<f64>> {
+    check_data_for(rbm, data, "RBM free energies")?;
     (0..data.n_samples())
         .into_par_iter()
         .map(|s| {
@@ -369,11 +371,9 @@ fn neg_free_energies(rbm: &Rbm, data: &Dataset) -> Result<Vec<f64>> {
 
 /// The exact average log-likelihood `(1/N) Σ_s ln p(v_s) = (1/N) Σ_s −F(v_s) − ln Z` of a
 /// binary dataset (Eq. 4 of the S-DCP paper, averaged over the samples).
+/// [`Model::log_likelihood`] by enumeration.
 pub fn average_log_likelihood(rbm: &Rbm, data: &Dataset) -> Result<f64> {
-    check_data_for(rbm, data, "RBM likelihood")?;
-    let log_z = log_partition(rbm)?;
-    let nf = neg_free_energies(rbm, data)?;
-    Ok(nf.iter().sum::<f64>() / nf.len() as f64 - log_z)
+    Ok(rbm.log_likelihood(data, &LogPartition::Exact)?.value)
 }
 
 /// Largest enumerated layer for [`sample`]: `2^20` states are tabulated.

@@ -163,6 +163,36 @@ impl GibbsChains {
     }
 }
 
+/// Default block Gibbs steps of [`sample_from_uniform`] when sampling a model too large to
+/// sample exactly.
+pub const DEFAULT_SAMPLE_STEPS: usize = 1000;
+
+/// `n` samples of `rbm` by block Gibbs: `n` chains started from uniform random visible states
+/// (drawn from `rng_from_seed(seed)`), chain `i` then drawing from
+/// [`derive_rng`]`(derive_seed(seed, 1), i)`, each run `steps` steps; `on_step(t)` is called
+/// after step `t` (for progress). Returns the visible states, `n × n_visible`.
+pub fn sample_from_uniform(
+    rbm: &Rbm,
+    n: usize,
+    steps: usize,
+    seed: u64,
+    on_step: &mut dyn FnMut(usize),
+) -> Result<Vec<f32>> {
+    let nv = rbm.n_visible();
+    let mut v0 = vec![0f32; n * nv];
+    sample_bernoulli(
+        &vec![0.5; n * nv],
+        &mut v0,
+        &mut crate::rng::rng_from_seed(seed),
+    );
+    let mut chains = GibbsChains::new(rbm, &v0, crate::rng::derive_seed(seed, 1))?;
+    for t in 0..steps {
+        chains.run(rbm, 1)?;
+        on_step(t + 1);
+    }
+    Ok(chains.v)
+}
+
 /// Row `i` of `out` (width `width`) ← Bernoulli(row `i` of `p`) drawn from `rngs[i]`, in
 /// parallel over fixed blocks of [`CHAIN_BLOCK`] rows.
 pub(crate) fn sample_blocks(p: &[f32], out: &mut [f32], rngs: &mut [BkRng], width: usize) {

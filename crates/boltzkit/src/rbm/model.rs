@@ -417,16 +417,40 @@ const FREE_ENERGY_BLOCK: usize = 256;
 /// summed in `f64` in row order (the same bits for any thread count). [`crate::rbm::exact`]
 /// keeps an all-`f64` twin for its exact likelihoods.
 pub fn mean_neg_free_energy(rbm: &Rbm, data: &Dataset) -> Result<f64> {
+    let mut sum = 0f64;
+    for_each_free_energy_block(rbm, data, "mean_neg_free_energy", |f| {
+        sum -= f.iter().sum::<f64>()
+    })?;
+    Ok(sum / data.n_samples() as f64)
+}
+
+/// `−F(v)` of every row of a binary dataset: the per-row terms of [`mean_neg_free_energy`],
+/// computed the same way.
+pub fn neg_free_energies(rbm: &Rbm, data: &Dataset) -> Result<Vec<f64>> {
+    let mut out = Vec::with_capacity(data.n_samples());
+    for_each_free_energy_block(rbm, data, "neg_free_energies", |f| {
+        out.extend(f.iter().map(|&x| -x))
+    })?;
+    Ok(out)
+}
+
+/// Free energies of the rows of a binary dataset, [`FREE_ENERGY_BLOCK`] rows at a time, in
+/// row order, handed block by block to `f`.
+fn for_each_free_energy_block(
+    rbm: &Rbm,
+    data: &Dataset,
+    op: &str,
+    mut each: impl FnMut(&[f64]),
+) -> Result<()> {
     visible_means(data)?; // binary and non-empty
     let nv = rbm.n_visible();
-    check_len("mean_neg_free_energy", "data columns", data.n_vars(), nv)?;
+    check_len(op, "data columns", data.n_vars(), nv)?;
     let n = data.n_samples();
     let block = FREE_ENERGY_BLOCK.min(n);
     let mut v = vec![0f32; block * nv];
     let mut f = vec![0f64; block];
     let mut scratch = vec![0f32; block * rbm.n_hidden()];
     let rows: Vec<usize> = (0..n).collect();
-    let mut sum = 0f64;
     for chunk in rows.chunks(block) {
         let m = chunk.len();
         fill_batch(data, chunk, &mut v[..m * nv])?;
@@ -435,9 +459,16 @@ pub fn mean_neg_free_energy(rbm: &Rbm, data: &Dataset) -> Result<f64> {
             &mut f[..m],
             &mut scratch[..m * rbm.n_hidden()],
         )?;
-        sum -= f[..m].iter().sum::<f64>();
+        each(&f[..m]);
     }
-    Ok(sum / n as f64)
+    Ok(())
+}
+
+/// 0/1 states (`n × n_visible`, as `f32`, as chains and samplers keep them) as a binary
+/// [`Dataset`] (a value is 1 when above 0.5).
+pub fn states_to_dataset(v: &[f32], n_visible: usize) -> Result<Dataset> {
+    let bits = v.iter().map(|&x| u8::from(x > 0.5)).collect();
+    Dataset::from_flat(bits, n_visible, vec![2; n_visible])
 }
 
 /// Copies the samples `rows` of a binary dataset into the mini-batch `out`

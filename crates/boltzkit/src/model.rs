@@ -1,0 +1,704 @@
+//! The one shape of every model: [`Model`].
+//!
+//! [`FsllModel`], [`Fvbm`], [`Rbm`] and the Frank-Wolfe [`FwModel`] all answer the same
+//! questions the same way:
+//!
+//! | question | method |
+//! |---|---|
+//! | how many variables | [`Model::n_variables`] |
+//! | `ln p̃(x)` of each row (unnormalized) | [`Model::unnormalized_log_probs`] |
+//! | `ln Z`, exact where affordable, AIS otherwise | [`Model::log_partition`] → [`Estimate`] |
+//! | `ln p(x)` of each row | [`Model::log_probs`] |
+//! | the average log-likelihood of a dataset | [`Model::log_likelihood`] → [`Estimate`] |
+//! | `n` states, exact where affordable, Gibbs otherwise | [`Model::sample`] |
+//! | files | [`Model::save`], [`Model::load`]; any model file: [`AnyModel::load`] |
+//!
+//! The choice "exact if affordable, else sample / anneal" is written once, in
+//! [`Sampling::resolve`] and [`LogPartition::resolve`]; each model only says what is
+//! affordable for it ([`Model::exact_affordable`]).
+//!
+//! ```
+//! use boltzkit::model::{LogPartition, Model, Sampling};
+//! use boltzkit::rbm::Rbm;
+//! use boltzkit::rng::rng_from_seed;
+//! let rbm = Rbm::random(6, 3, 0.5, &mut rng_from_seed(1))?;
+//! let x = rbm.sample(100, &Sampling::Auto, &mut rng_from_seed(7))?; // exact: 3 hidden units
+//! let ll = rbm.log_likelihood(&x, &LogPartition::Auto)?;
+//! assert!(ll.is_exact() && ll.value < 0.0);
+//! let per_row = rbm.log_probs(&x, &LogPartition::Exact)?.0;
+//! assert!((per_row.iter().sum::<f64>() / 100.0 - ll.value).abs() < 1e-9);
+//! # Ok::<(), boltzkit::Error>(())
+//! ```
+
+use crate::data::synth::sample_states;
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::estimate::{Estimate, Method};
+use crate::fsll::FsllModel;
+use crate::fvbm::{self, Fvbm};
+use crate::io::load_tensors;
+use crate::linalg::deterministic_sum;
+use crate::rbm::ais::{ais_log_partition, AisSchedule};
+use crate::rbm::frank_wolfe::{file as fw_file, FwModel};
+use crate::rbm::{exact as rbm_exact, Rbm};
+use crate::rng::BkRng;
+use rand::Rng;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Metadata recorded in a model file beside the parameters (settings, seed, data hash, ...).
+pub type Metadata = BTreeMap<String, String>;
+
+/// Settings of an AIS estimate of `ln Z` (forward, from a base-rate model).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AisOptions {
+    /// The inverse temperatures (default: the standard 14,500-step schedule of Salakhutdinov
+    /// & Murray 2008).
+    pub schedule: AisSchedule,
+    /// Independent chains (default 100).
+    pub chains: usize,
+    /// Seed of the chains (default 0).
+    pub seed: u64,
+    /// Visible biases of the base model; `None`: the base-rate biases of the data being
+    /// scored, or uniform when there is none.
+    pub base_b: Option<Vec<f32>>,
+}
+
+impl Default for AisOptions {
+    fn default() -> Self {
+        AisOptions {
+            schedule: AisSchedule::standard(),
+            chains: 100,
+            seed: 0,
+            base_b: None,
+        }
+    }
+}
+
+/// How to obtain `ln Z`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum LogPartition {
+    /// Exact when [`Model::exact_affordable`], otherwise AIS with default [`AisOptions`].
+    #[default]
+    Auto,
+    /// Exact enumeration; fails with [`Error::TooLarge`] when not affordable.
+    Exact,
+    /// Forward AIS (only models with an annealing path: RBMs).
+    Ais(AisOptions),
+}
+
+impl LogPartition {
+    /// The concrete method for a model where exact enumeration is (not) `affordable`:
+    /// `Auto` becomes `Exact` or `Ais(default)`; the others stay.
+    pub fn resolve(&self, affordable: bool) -> LogPartition {
+        match self {
+            LogPartition::Auto if affordable => LogPartition::Exact,
+            LogPartition::Auto => LogPartition::Ais(AisOptions::default()),
+            other => other.clone(),
+        }
+    }
+}
+
+/// How to draw states from a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sampling {
+    /// Exact i.i.d. draws when [`Model::exact_affordable`], otherwise Gibbs chains with the
+    /// model's default number of steps.
+    #[default]
+    Auto,
+    /// Exact i.i.d. draws; fails with [`Error::TooLarge`] when not affordable.
+    Exact,
+    /// Gibbs sampling: `steps` transitions of each chain from its start.
+    Gibbs {
+        /// Transitions per chain (block Gibbs steps for RBMs, sweeps for FVBMs).
+        steps: usize,
+    },
+}
+
+/// A resolved [`Sampling`]: exact, or Gibbs with `Some(steps)` (`None`: the model's
+/// default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampler {
+    /// Exact i.i.d. draws.
+    Exact,
+    /// Gibbs chains, `None` meaning the model's default number of steps.
+    Gibbs(Option<usize>),
+}
+
+impl Sampling {
+    /// The sampler for a model where exact sampling is (not) `affordable`.
+    pub fn resolve(&self, affordable: bool) -> Sampler {
+        match self {
+            Sampling::Auto if affordable => Sampler::Exact,
+            Sampling::Auto => Sampler::Gibbs(None),
+            Sampling::Exact => Sampler::Exact,
+            Sampling::Gibbs { steps } => Sampler::Gibbs(Some(*steps)),
+        }
+    }
+}
+
+/// Which exact computation [`Model::exact_affordable`] is asked about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExactTask {
+    /// `ln Z` by enumeration.
+    LogPartition,
+    /// Exact i.i.d. sampling.
+    Sampling,
+}
+
+/// The common interface of every boltzkit model (see the module docs).
+pub trait Model: Sized {
+    /// Number of (visible) variables.
+    fn n_variables(&self) -> usize;
+
+    /// Whether the exact version of `task` is affordable for this model.
+    fn exact_affordable(&self, task: ExactTask) -> bool;
+
+    /// `ln p̃(x)` of every row of `data`: the log-probability up to the model's `ln Z`.
+    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>>;
+
+    /// The mean of [`Model::unnormalized_log_probs`] over the rows, summed in row order.
+    /// Fails on empty data.
+    fn mean_unnormalized_log_prob(&self, data: &Dataset) -> Result<f64> {
+        data.require_nonempty()?;
+        let lp = self.unnormalized_log_probs(data)?;
+        Ok(lp.iter().sum::<f64>() / lp.len() as f64)
+    }
+
+    /// `ln Z` by `method`, with its standard error and interval.
+    fn log_partition(&self, method: &LogPartition) -> Result<Estimate>;
+
+    /// `ln p(x)` of every row of `data` and the `ln Z` estimate used (for AIS the per-row
+    /// figures share its error).
+    fn log_probs(&self, data: &Dataset, method: &LogPartition) -> Result<(Vec<f64>, Estimate)> {
+        let log_z = self.log_partition(&self.with_data_base(method, data)?)?;
+        let lp = self.unnormalized_log_probs(data)?;
+        Ok((lp.into_iter().map(|x| x - log_z.value).collect(), log_z))
+    }
+
+    /// The average log-likelihood `mean ln p̃(x) − ln Z` of `data` (nats per row): exact, or
+    /// with the standard error and interval of the `ln Z` estimate (AIS: optimistic in
+    /// expectation, by Jensen's inequality on an unbiased `Ẑ`).
+    fn log_likelihood(&self, data: &Dataset, method: &LogPartition) -> Result<Estimate> {
+        let mean = self.mean_unnormalized_log_prob(data)?;
+        let log_z = self.log_partition(&self.with_data_base(method, data)?)?;
+        Ok(log_z.negated().shifted(mean))
+    }
+
+    /// `method` with whatever the data being scored fixes (the AIS base model); the default
+    /// returns it unchanged.
+    fn with_data_base(&self, method: &LogPartition, _data: &Dataset) -> Result<LogPartition> {
+        Ok(method.clone())
+    }
+
+    /// `n` states drawn by `sampling` from the caller's generator (the same bits for any
+    /// thread count).
+    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset>;
+
+    /// Writes the model atomically with `metadata`.
+    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()>;
+
+    /// Reads a model file of this kind.
+    fn load(path: &Path) -> Result<Self>;
+}
+
+/// A `TooLarge` error for an exact `task` the model cannot afford.
+fn not_affordable(what: &str, task: ExactTask, size: String, limit: String) -> Error {
+    let task = match task {
+        ExactTask::LogPartition => "exact ln Z",
+        ExactTask::Sampling => "exact sampling",
+    };
+    Error::TooLarge {
+        what: format!("{task} of {what}"),
+        needed: size,
+        limit,
+    }
+}
+
+/// Fails unless `method` (already resolved) is `Exact`: for models whose only `ln Z` is exact.
+fn exact_only(method: &LogPartition, model: &str) -> Result<()> {
+    match method {
+        LogPartition::Exact | LogPartition::Auto => Ok(()),
+        LogPartition::Ais(_) => Err(Error::param(
+            "method",
+            format!("{model}: ln Z is computed exactly; AIS applies to RBMs"),
+        )),
+    }
+}
+
+impl Model for FsllModel {
+    fn n_variables(&self) -> usize {
+        self.cardinalities().len()
+    }
+
+    /// Always: an FSLL model keeps tables over all of its states.
+    fn exact_affordable(&self, _task: ExactTask) -> bool {
+        true
+    }
+
+    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
+        self.check_data(data)?;
+        Ok(data
+            .values()
+            .outer_iter()
+            .map(|row| self.log_potential(self.layout().index_of(row.iter())))
+            .collect())
+    }
+
+    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
+        exact_only(method, "FSLL")?;
+        Ok(Estimate::exact(self.log_z()))
+    }
+
+    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
+        if let Sampler::Gibbs(_) = sampling.resolve(true) {
+            return Err(Error::param(
+                "sampling",
+                "FSLL models are sampled exactly (their state table is at hand)",
+            ));
+        }
+        let (probs, _) = self.probs();
+        sample_states(self.cardinalities(), &probs, n, rng)
+    }
+
+    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
+        FsllModel::save(self, path, metadata)
+    }
+
+    fn load(path: &Path) -> Result<Self> {
+        FsllModel::load(path)
+    }
+}
+
+impl Model for Fvbm {
+    fn n_variables(&self) -> usize {
+        self.d()
+    }
+
+    /// `ln Z` and exact sampling (two passes over the states, no table) up to
+    /// [`fvbm::exact::MAX_EXACT_UNITS`] units.
+    fn exact_affordable(&self, _task: ExactTask) -> bool {
+        self.d() <= fvbm::exact::MAX_EXACT_UNITS
+    }
+
+    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
+        fvbm::exact::log_potentials(self, data)
+    }
+
+    /// Summed by [`deterministic_sum`] (rows are scored in parallel).
+    fn mean_unnormalized_log_prob(&self, data: &Dataset) -> Result<f64> {
+        data.require_nonempty()?;
+        let lp = self.unnormalized_log_probs(data)?;
+        Ok(deterministic_sum(&lp, |x| x) / lp.len() as f64)
+    }
+
+    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
+        exact_only(method, "FVBM")?;
+        if !self.exact_affordable(ExactTask::LogPartition) {
+            return Err(not_affordable(
+                "an FVBM",
+                ExactTask::LogPartition,
+                format!("{} units", self.d()),
+                format!("{} units", fvbm::exact::MAX_EXACT_UNITS),
+            ));
+        }
+        Ok(Estimate::exact(fvbm::exact::log_partition(self)?))
+    }
+
+    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
+        match sampling.resolve(self.exact_affordable(ExactTask::Sampling)) {
+            Sampler::Exact => fvbm::exact::sample(self, n, rng),
+            Sampler::Gibbs(steps) => {
+                let mut params = fvbm::gibbs::GibbsParams::default();
+                if let Some(s) = steps {
+                    params.burn_in = s;
+                }
+                fvbm::gibbs::sample(self, n, &params, rng)
+            }
+        }
+    }
+
+    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
+        Fvbm::save(self, path, metadata)
+    }
+
+    fn load(path: &Path) -> Result<Self> {
+        Fvbm::load(path)
+    }
+}
+
+impl Model for Rbm {
+    fn n_variables(&self) -> usize {
+        self.n_visible()
+    }
+
+    /// `ln Z` when the smaller layer has at most [`rbm_exact::MAX_ENUM_UNITS`] units; exact
+    /// sampling up to [`rbm_exact::MAX_SAMPLE_UNITS`].
+    fn exact_affordable(&self, task: ExactTask) -> bool {
+        let small = self.n_visible().min(self.n_hidden());
+        match task {
+            ExactTask::LogPartition => small <= rbm_exact::MAX_ENUM_UNITS,
+            ExactTask::Sampling => small <= rbm_exact::MAX_SAMPLE_UNITS,
+        }
+    }
+
+    /// `−F(v)` of every row, in `f64` throughout ([`Rbm::free_energy`]).
+    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
+        rbm_exact::neg_free_energies(self, data)
+    }
+
+    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
+        match method.resolve(self.exact_affordable(ExactTask::LogPartition)) {
+            LogPartition::Exact => Ok(Estimate::exact(rbm_exact::log_partition(self)?)),
+            LogPartition::Ais(o) => {
+                let zeros;
+                let base = match &o.base_b {
+                    Some(b) => b.as_slice(),
+                    None => {
+                        zeros = vec![0f32; self.n_visible()];
+                        &zeros
+                    }
+                };
+                let est = ais_log_partition(self, base, &o.schedule, o.chains, o.seed)?;
+                Ok(Estimate {
+                    value: est.log_z,
+                    stderr: est.std_err,
+                    lower: est.log_z_lower,
+                    upper: est.log_z_upper,
+                    method: Method::Ais,
+                })
+            }
+            LogPartition::Auto => Err(Error::Internal(
+                "LogPartition::resolve returned Auto".into(),
+            )),
+        }
+    }
+
+    /// AIS without a base model takes the base-rate biases of the data being scored.
+    fn with_data_base(&self, method: &LogPartition, data: &Dataset) -> Result<LogPartition> {
+        Ok(
+            match method.resolve(self.exact_affordable(ExactTask::LogPartition)) {
+                LogPartition::Ais(mut o) if o.base_b.is_none() => {
+                    o.base_b = Some(crate::rbm::base_rate_biases(data)?);
+                    LogPartition::Ais(o)
+                }
+                other => other,
+            },
+        )
+    }
+
+    /// Exact draws, or `n` block-Gibbs chains from uniform random states
+    /// ([`crate::rbm::gibbs::sample_from_uniform`], default 1,000 steps, seeded by one draw
+    /// of `rng`).
+    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
+        let v = match sampling.resolve(self.exact_affordable(ExactTask::Sampling)) {
+            Sampler::Exact => rbm_exact::sample(self, n, rng)?,
+            Sampler::Gibbs(steps) => crate::rbm::gibbs::sample_from_uniform(
+                self,
+                n,
+                steps.unwrap_or(crate::rbm::gibbs::DEFAULT_SAMPLE_STEPS),
+                rng.random(),
+                &mut |_| {},
+            )?,
+        };
+        crate::rbm::model::states_to_dataset(&v, self.n_visible())
+    }
+
+    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
+        crate::rbm::file::save_rbm(path, self, None, metadata)
+    }
+
+    /// The model of an RBM file (centering offsets, when stored, are dropped: the model is
+    /// the standard-energy one).
+    fn load(path: &Path) -> Result<Self> {
+        Ok(crate::rbm::file::load_rbm(path)?.rbm)
+    }
+}
+
+impl Model for FwModel {
+    fn n_variables(&self) -> usize {
+        self.n_visible()
+    }
+
+    /// Standard models: as their RBM. Fractional models: by enumerating the `2^n_visible`
+    /// visible states, up to [`FW_MAX_ENUM_VISIBLE`] visible units.
+    fn exact_affordable(&self, task: ExactTask) -> bool {
+        match self.to_rbm() {
+            Ok(rbm) if self.is_standard() => rbm.exact_affordable(task),
+            _ => self.n_visible() <= FW_MAX_ENUM_VISIBLE,
+        }
+    }
+
+    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
+        if data.n_vars() != self.n_visible() {
+            return Err(Error::Shape {
+                op: "FwModel::unnormalized_log_probs".into(),
+                expected: format!("{} columns", self.n_visible()),
+                found: format!("{}", data.n_vars()),
+            });
+        }
+        if !data.is_binary() {
+            return Err(Error::InvalidData("an RBM needs binary (0/1) data".into()));
+        }
+        data.values()
+            .outer_iter()
+            .map(|row| self.unnormalized_log_prob(&row.to_vec()))
+            .collect()
+    }
+
+    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
+        if self.is_standard() {
+            return self.to_rbm()?.log_partition(method);
+        }
+        exact_only(method, "a fractional Frank-Wolfe model")?;
+        let lp = self.enumerate_visible()?;
+        Ok(Estimate::exact(crate::linalg::log_sum_exp(&lp)))
+    }
+
+    fn with_data_base(&self, method: &LogPartition, data: &Dataset) -> Result<LogPartition> {
+        if self.is_standard() {
+            return self.to_rbm()?.with_data_base(method, data);
+        }
+        Ok(method.clone())
+    }
+
+    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
+        if self.is_standard() {
+            return self.to_rbm()?.sample(n, sampling, rng);
+        }
+        match sampling.resolve(self.exact_affordable(ExactTask::Sampling)) {
+            Sampler::Exact => {
+                let lp = self.enumerate_visible()?;
+                let dist = crate::data::synth::Distribution::from_log_weights(
+                    vec![2; self.n_visible()],
+                    &lp,
+                )?;
+                dist.sample(n, rng)
+            }
+            Sampler::Gibbs(_) => Err(Error::param(
+                "sampling",
+                "a fractional Frank-Wolfe model is sampled exactly (at most \
+                 FW_MAX_ENUM_VISIBLE visible units); its Metropolis-Hastings sampler runs \
+                 inside the learner",
+            )),
+        }
+    }
+
+    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
+        fw_file::save_fw_model(path, self, metadata)
+    }
+
+    fn load(path: &Path) -> Result<Self> {
+        fw_file::load_fw_model(path)
+    }
+}
+
+/// The most visible units of a fractional Frank-Wolfe model whose `2^n_visible` states are
+/// enumerated for its exact `ln Z` and samples.
+pub const FW_MAX_ENUM_VISIBLE: usize = 24;
+
+impl FwModel {
+    /// `ln p̃(v)` of every visible state (index `Σ_i v_i 2^i`), for exact `ln Z` and sampling.
+    fn enumerate_visible(&self) -> Result<Vec<f64>> {
+        let nv = self.n_visible();
+        if nv > FW_MAX_ENUM_VISIBLE {
+            return Err(not_affordable(
+                "a fractional Frank-Wolfe model",
+                ExactTask::LogPartition,
+                format!("{nv} visible units"),
+                format!("{FW_MAX_ENUM_VISIBLE}"),
+            ));
+        }
+        let mut v = vec![0u8; nv];
+        (0..1usize << nv)
+            .map(|x| {
+                v.iter_mut()
+                    .enumerate()
+                    .for_each(|(i, b)| *b = ((x >> i) & 1) as u8);
+                self.unnormalized_log_prob(&v)
+            })
+            .collect()
+    }
+}
+
+/// Any boltzkit model file, read by its `format` metadata.
+#[derive(Debug, Clone)]
+pub enum AnyModel {
+    /// `boltzkit/fsll/v1`.
+    Fsll(FsllModel),
+    /// The FVBM format.
+    Fvbm(Fvbm),
+    /// `boltzkit/rbm/v1` (a standard Frank-Wolfe model is written as one).
+    Rbm(Rbm),
+    /// `boltzkit/fw-rbm/v1`: a fractional Frank-Wolfe model.
+    FrankWolfe(FwModel),
+}
+
+impl AnyModel {
+    /// Reads any model file written by boltzkit, dispatching on its `format`.
+    pub fn load(path: &Path) -> Result<Self> {
+        let file = load_tensors(path)?;
+        let format = file.meta("format")?.to_string();
+        match format.as_str() {
+            crate::fsll::FORMAT => Ok(AnyModel::Fsll(FsllModel::load(path)?)),
+            fvbm::FORMAT => Ok(AnyModel::Fvbm(Fvbm::load(path)?)),
+            crate::rbm::file::RBM_FORMAT => Ok(AnyModel::Rbm(Rbm::load(path)?)),
+            fw_file::FW_FORMAT => Ok(AnyModel::FrankWolfe(fw_file::load_fw_model(path)?)),
+            other => Err(Error::Model {
+                path: path.to_path_buf(),
+                reason: format!("unknown format `{other}`"),
+            }),
+        }
+    }
+
+    /// The family's name: `fsll`, `fvbm`, `rbm` or `frank-wolfe`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnyModel::Fsll(_) => "fsll",
+            AnyModel::Fvbm(_) => "fvbm",
+            AnyModel::Rbm(_) => "rbm",
+            AnyModel::FrankWolfe(_) => "frank-wolfe",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::rng_from_seed;
+
+    /// Every 0/1 state of `d` variables as a dataset (variable 0 least significant).
+    fn all_binary_states(d: usize) -> Dataset {
+        let bits: Vec<u8> = (0..1usize << d)
+            .flat_map(|x| (0..d).map(move |i| ((x >> i) & 1) as u8))
+            .collect();
+        Dataset::from_flat(bits, d, vec![2; d]).unwrap()
+    }
+
+    /// The brute-force twin of `log_probs`: `exp` of every state's log-probability sums to
+    /// 1, and the average log-likelihood is the mean of the per-row figures.
+    fn check_normalized<M: Model>(model: &M, d: usize) {
+        let all = all_binary_states(d);
+        let (lp, log_z) = model.log_probs(&all, &LogPartition::Exact).unwrap();
+        assert!(log_z.is_exact());
+        let total: f64 = lp.iter().map(|x| x.exp()).sum();
+        assert!((total - 1.0).abs() < 1e-9, "total probability {total}");
+        let ll = model.log_likelihood(&all, &LogPartition::Auto).unwrap();
+        let mean = lp.iter().sum::<f64>() / lp.len() as f64;
+        assert!((ll.value - mean).abs() < 1e-9, "{} vs {mean}", ll.value);
+        assert_eq!((ll.lower, ll.upper, ll.stderr), (ll.value, ll.value, 0.0));
+    }
+
+    #[test]
+    fn every_family_normalizes_over_all_states() {
+        let mut rng = rng_from_seed(3);
+        let fsll = FsllModel::new(&[2; 5], vec![(3, 0.7), (12, -0.4), (31, 0.2)]).unwrap();
+        check_normalized(&fsll, 5);
+        for conv in [fvbm::Convention::Spin, fvbm::Convention::Binary] {
+            check_normalized(&Fvbm::random(6, 0.5, conv, &mut rng).unwrap(), 6);
+        }
+        check_normalized(&Rbm::random(7, 3, 0.8, &mut rng).unwrap(), 7);
+        check_normalized(&Rbm::random(3, 6, 0.8, &mut rng).unwrap(), 3);
+        let w: Vec<f64> = (0..3 * 6)
+            .map(|i| ((i * 7 % 11) as f64 - 5.0) / 4.0)
+            .collect();
+        let fractional = FwModel::new(5, w, vec![0.2, 0.3, 0.5], 1.7, vec![0.1; 5]).unwrap();
+        assert!(!fractional.is_standard());
+        check_normalized(&fractional, 5);
+    }
+
+    #[test]
+    fn rbm_ais_brackets_the_exact_figure_through_the_trait() {
+        let rbm = Rbm::random(12, 5, 0.4, &mut rng_from_seed(1)).unwrap();
+        let exact = rbm.log_partition(&LogPartition::Exact).unwrap();
+        let opts = AisOptions {
+            schedule: AisSchedule::linear(300).unwrap(),
+            chains: 64,
+            seed: 5,
+            base_b: None,
+        };
+        let ais = rbm.log_partition(&LogPartition::Ais(opts)).unwrap();
+        assert_eq!(ais.method, Method::Ais);
+        assert!(ais.lower <= ais.value && ais.value <= ais.upper);
+        assert!((ais.value - exact.value).abs() < 5.0 * ais.stderr + 0.02);
+        // Auto on a small model is exact.
+        assert!(rbm.log_partition(&LogPartition::Auto).unwrap().is_exact());
+    }
+
+    #[test]
+    fn sampling_rule_is_exact_when_affordable_and_matches_the_exact_samplers() {
+        let m = Fvbm::random(6, 0.5, fvbm::Convention::Spin, &mut rng_from_seed(2)).unwrap();
+        let a = m
+            .sample(50, &Sampling::Auto, &mut rng_from_seed(9))
+            .unwrap();
+        let b = fvbm::exact::sample(&m, 50, &mut rng_from_seed(9)).unwrap();
+        assert_eq!(a.values(), b.values());
+        let g = m
+            .sample(20, &Sampling::Gibbs { steps: 50 }, &mut rng_from_seed(9))
+            .unwrap();
+        assert_eq!((g.n_samples(), g.n_vars()), (20, 6));
+        assert_eq!(Sampling::Auto.resolve(false), Sampler::Gibbs(None));
+
+        let rbm = Rbm::random(8, 3, 0.5, &mut rng_from_seed(4)).unwrap();
+        let a = rbm
+            .sample(30, &Sampling::Auto, &mut rng_from_seed(1))
+            .unwrap();
+        let v = rbm_exact::sample(&rbm, 30, &mut rng_from_seed(1)).unwrap();
+        let b = crate::rbm::model::states_to_dataset(&v, 8).unwrap();
+        assert_eq!(a.values(), b.values());
+    }
+
+    #[test]
+    fn fractional_fw_exact_samples_follow_its_probabilities() {
+        let w: Vec<f64> = (0..2 * 4).map(|i| (i as f64 - 3.5) / 2.0).collect();
+        let m = FwModel::new(3, w, vec![0.4, 0.6], 1.3, vec![0.2, -0.1, 0.0]).unwrap();
+        let (lp, _) = m
+            .log_probs(&all_binary_states(3), &LogPartition::Exact)
+            .unwrap();
+        let n = 40_000;
+        let x = m.sample(n, &Sampling::Auto, &mut rng_from_seed(6)).unwrap();
+        let mut counts = [0usize; 8];
+        for row in x.values().outer_iter() {
+            counts[row
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| (b as usize) << i)
+                .sum::<usize>()] += 1;
+        }
+        for (c, l) in counts.iter().zip(&lp) {
+            let p = l.exp();
+            let se = (p * (1.0 - p) / n as f64).sqrt();
+            assert!((*c as f64 / n as f64 - p).abs() < 5.0 * se + 1e-4);
+        }
+    }
+
+    #[test]
+    fn any_model_reads_every_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = Metadata::new();
+        let mut rng = rng_from_seed(8);
+        let fsll = FsllModel::new(&[2, 3], vec![(1, 0.5)]).unwrap();
+        let fvbm = Fvbm::random(4, 0.5, fvbm::Convention::Binary, &mut rng).unwrap();
+        let rbm = Rbm::random(5, 2, 0.5, &mut rng).unwrap();
+        let fw = FwModel::new(
+            2,
+            vec![1.0, -1.0, 0.5, 0.0, 2.0, 0.1],
+            vec![0.25, 0.75],
+            1.5,
+            vec![0.1, 0.2],
+        )
+        .unwrap();
+        let p = |name: &str| dir.path().join(name);
+        Model::save(&fsll, &p("a"), &meta).unwrap();
+        Model::save(&fvbm, &p("b"), &meta).unwrap();
+        Model::save(&rbm, &p("c"), &meta).unwrap();
+        Model::save(&fw, &p("d"), &meta).unwrap();
+        let kinds: Vec<&str> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|f| AnyModel::load(&p(f)).unwrap().kind())
+            .collect();
+        assert_eq!(kinds, ["fsll", "fvbm", "rbm", "frank-wolfe"]);
+        assert_eq!(<Rbm as Model>::load(&p("c")).unwrap(), rbm);
+        assert!(AnyModel::load(&p("missing")).is_err());
+    }
+}
