@@ -10,7 +10,7 @@ use crate::report::Summary;
 use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
 use boltzkit::rbm::exact;
 use boltzkit::rbm::file::load_rbm;
-use boltzkit::rbm::train::trainer::{Algorithm, TrainParams, Trainer};
+use boltzkit::rbm::train::{Algorithm, TrainParams, Trainer};
 use boltzkit::rbm::Rbm;
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand, ValueEnum};

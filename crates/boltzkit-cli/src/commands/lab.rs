@@ -10,9 +10,8 @@ use boltzkit::data::Dataset;
 use boltzkit::io::write_atomic;
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm};
-use boltzkit::rbm::lab::{
-    cd1_reference_model, gradient_bias_variance, BiasVariance, EstimatorSpec, LabParams,
-};
+use boltzkit::rbm::lab::{cd1_reference_model, gradient_bias_variance, BiasVariance, LabParams};
+use boltzkit::rbm::train::Algorithm;
 use boltzkit::rbm::Rbm;
 use boltzkit::rng::derive_seed;
 use clap::{Args, Subcommand};
@@ -41,7 +40,7 @@ enum LabVerb {
         --burn-in (persistent chains need it). 95% intervals: Student-t over 20 groups of \
         consecutive estimates for the variance, the group jackknife for the squared bias \
         (which is also bias-corrected by it). Estimator names: cd-K, pcd-K, popcd-K, \
-        popcd-loo-K, sdcp-D-K, pt-M, pt-M-K.\n\n\
+        popcd-K-loo, sdcp-D-K, pt-M, pt-M-K (the notation of rbm fit --algo).\n\n\
         Example:\n  boltzkit lab gradient --data bas4.csv --batch-size 0 \
         --estimators cd-1,popcd-1 --estimates 50000 --seed 1"
     )]
@@ -114,11 +113,11 @@ pub fn name_key(name: &str) -> u64 {
 }
 
 /// Parses estimator names, a usage error naming the bad one.
-pub fn parse_estimators(names: &[String]) -> anyhow::Result<Vec<EstimatorSpec>> {
+pub fn parse_estimators(names: &[String]) -> anyhow::Result<Vec<Algorithm>> {
     names
         .iter()
         .map(|n| {
-            n.parse::<EstimatorSpec>()
+            n.parse::<Algorithm>()
                 .map_err(|e| UsageError::new(format!("--estimators: {e}")).into())
         })
         .collect()
@@ -130,7 +129,7 @@ pub fn parse_estimators(names: &[String]) -> anyhow::Result<Vec<EstimatorSpec>> 
 pub fn run_lab(
     rbm: &Rbm,
     data: &Dataset,
-    specs: &[EstimatorSpec],
+    specs: &[Algorithm],
     params: &LabParams,
     bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<Vec<BiasVariance>> {

@@ -14,7 +14,7 @@ use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
 use boltzkit::rbm::gibbs::sample_from_uniform;
 use boltzkit::rbm::model::states_to_dataset;
 use boltzkit::rbm::train::early_stop::GapEarlyStop;
-use boltzkit::rbm::train::trainer::{
+use boltzkit::rbm::train::{
     AisLogLikelihood, Algorithm, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate, Monitors,
     Observer, Progress, StopReason, TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
 };
@@ -112,6 +112,37 @@ enum AlgoArg {
     Pt,
 }
 
+/// `--algo`: a family name (its settings from --k, --inner, --replicas, --loo) or a whole
+/// algorithm in the library's one notation ([`Algorithm`]: `pcd-1`, `sdcp-3-4`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AlgoChoice {
+    family: AlgoArg,
+    spec: Option<Algorithm>,
+}
+
+/// Parses `--algo`: a family (`cd`, `frank-wolfe`, ...) or a name like `csdcp-3-4`.
+fn parse_algo(s: &str) -> Result<AlgoChoice, String> {
+    if let Ok(family) = AlgoArg::from_str(s, true) {
+        return Ok(AlgoChoice { family, spec: None });
+    }
+    let spec: Algorithm = s.parse().map_err(|e: boltzkit::Error| {
+        format!("{e}; or a family: cd, pcd, cg, sdcp, csdcp, popcd, pt, frank-wolfe")
+    })?;
+    let family = match spec {
+        Algorithm::Cd { .. } => AlgoArg::Cd,
+        Algorithm::Pcd { .. } => AlgoArg::Pcd,
+        Algorithm::Cg { .. } => AlgoArg::Cg,
+        Algorithm::Sdcp { .. } => AlgoArg::Sdcp,
+        Algorithm::CsDcp { .. } => AlgoArg::Csdcp,
+        Algorithm::PopCd { .. } => AlgoArg::Popcd,
+        Algorithm::Pt { .. } => AlgoArg::Pt,
+    };
+    Ok(AlgoChoice {
+        family,
+        spec: Some(spec),
+    })
+}
+
 /// How `rbm fit` monitors the log-likelihood during training.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum EvalArg {
@@ -182,9 +213,11 @@ struct FitArgs {
     /// Conversion of grayscale data to 0/1: none, threshold:T (v > T is 1) or stochastic
     #[arg(long, value_name = "HOW", default_value = "none", value_parser = parse_binarize)]
     binarize: BinarizeArg,
-    /// Training algorithm
-    #[arg(long, value_enum, default_value_t = AlgoArg::Cd)]
-    algo: AlgoArg,
+    /// Training algorithm: a family, cd, pcd, cg, sdcp, csdcp, popcd, pt (settings from --k,
+    /// --inner, --replicas, --loo) or frank-wolfe; or one name in the library's notation:
+    /// cd-K, pcd-K, sdcp-D-K, cg-K, csdcp-D-K, popcd-K, popcd-K-loo, pt-M, pt-M-K
+    #[arg(long, value_name = "ALGO", default_value = "cd", value_parser = parse_algo)]
+    algo: AlgoChoice,
     /// Hidden units (required without --model)
     #[arg(long, value_name = "N")]
     hidden: Option<usize>,
@@ -368,25 +401,34 @@ impl Observer for BarObserver {
 
 impl FitArgs {
     fn run(self) -> anyhow::Result<()> {
-        if self.algo == AlgoArg::FrankWolfe {
+        if self.algo.family == AlgoArg::FrankWolfe {
             return fw::fit(self);
         }
         let seed = self.common.init()?;
         let mut summary = Summary::new("rbm fit", Some(seed));
-        let centered_or_dcp = matches!(self.algo, AlgoArg::Sdcp | AlgoArg::Csdcp);
+        let centered_or_dcp = matches!(self.algo.family, AlgoArg::Sdcp | AlgoArg::Csdcp);
         if self.inner.is_some() && !centered_or_dcp {
             return Err(UsageError::new("--inner applies only to --algo sdcp and csdcp").into());
         }
-        if self.replicas.is_some() && self.algo != AlgoArg::Pt {
+        if self.replicas.is_some() && self.algo.family != AlgoArg::Pt {
             return Err(UsageError::new("--replicas applies only to --algo pt").into());
         }
-        if self.loo && self.algo != AlgoArg::Popcd {
+        if self.loo && self.algo.family != AlgoArg::Popcd {
             return Err(UsageError::new("--loo applies only to --algo popcd").into());
+        }
+        if self.algo.spec.is_some()
+            && (self.inner.is_some() || self.replicas.is_some() || self.loo || self.k != 1)
+        {
+            return Err(UsageError::new(
+                "--algo names the whole algorithm (e.g. sdcp-3-4): give K, D, M and loo in the \
+                 name, not as --k, --inner, --replicas, --loo",
+            )
+            .into());
         }
         let inner = self.inner.unwrap_or(3);
         let replicas = self.replicas.unwrap_or(10);
         let k = self.k;
-        let algorithm = match self.algo {
+        let algorithm = match self.algo.family {
             AlgoArg::Cd => Algorithm::Cd { k },
             AlgoArg::Pcd => Algorithm::Pcd { k },
             AlgoArg::Cg => Algorithm::Cg { k },
@@ -396,6 +438,16 @@ impl FitArgs {
             AlgoArg::Popcd => Algorithm::PopCd { k, loo: self.loo },
             AlgoArg::Pt => Algorithm::Pt { replicas, k },
         };
+        let algorithm = self.algo.spec.unwrap_or(algorithm);
+        let (k, inner, replicas) = match algorithm {
+            Algorithm::Sdcp { inner, k } | Algorithm::CsDcp { inner, k } => (k, inner, replicas),
+            Algorithm::Pt { replicas, k } => (k, inner, replicas),
+            Algorithm::Cd { k }
+            | Algorithm::Pcd { k }
+            | Algorithm::Cg { k }
+            | Algorithm::PopCd { k, .. } => (k, inner, replicas),
+        };
+        let loo = matches!(algorithm, Algorithm::PopCd { loo: true, .. });
         let mut params = TrainParams::new()
             .epochs(self.epochs)
             .algorithm(algorithm)
@@ -524,8 +576,8 @@ impl FitArgs {
             "lr_end": self.lr_end,
             "batch_size": self.batch_size, "k": k,
             "inner": if centered_or_dcp { Some(inner) } else { None },
-            "replicas": if self.algo == AlgoArg::Pt { Some(replicas) } else { None },
-            "loo": self.loo,
+            "replicas": if self.algo.family == AlgoArg::Pt { Some(replicas) } else { None },
+            "loo": loo,
             "valid": self.valid.as_ref().map(|p| p.display().to_string()),
             "early_stop": self.early_stop, "gap_tol": self.gap_tol,
             "momentum": self.momentum, "weight_decay": self.weight_decay,

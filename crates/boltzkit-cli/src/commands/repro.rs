@@ -135,7 +135,7 @@ struct PopcdReproArgs {
     /// Learning rates of the curves
     #[arg(long, value_delimiter = ',', default_values_t = [0.1f32, 0.01])]
     lrs: Vec<f32>,
-    /// Algorithms of the curves (cd-K, pcd-K, popcd-K, popcd-loo-K, sdcp-D-K, pt-M)
+    /// Algorithms of the curves (cd-K, pcd-K, popcd-K, popcd-K-loo, sdcp-D-K, pt-M; the one notation of rbm fit --algo)
     #[arg(
         long,
         value_delimiter = ',',

@@ -16,8 +16,8 @@ use crate::plot::{chart_panels, Chart, Series};
 use boltzkit::data::synth::{ArtificialModes, BarsAndStripes};
 use boltzkit::data::{read_dataset, Dataset, ReadOptions};
 use boltzkit::rbm::exact;
-use boltzkit::rbm::lab::{cd1_reference_model, BiasVariance, EstimatorSpec, LabParams};
-use boltzkit::rbm::train::{ExactLogLikelihood, StopReason, TrainParams, Trainer};
+use boltzkit::rbm::lab::{cd1_reference_model, BiasVariance, LabParams};
+use boltzkit::rbm::train::{Algorithm, ExactLogLikelihood, StopReason, TrainParams, Trainer};
 use boltzkit::rbm::Rbm;
 use boltzkit::rng::{derive_rng, derive_seed};
 use rayon::prelude::*;
@@ -179,7 +179,7 @@ pub struct CurveSettings {
     /// Learning rates.
     pub lrs: Vec<f32>,
     /// Algorithms.
-    pub algos: Vec<EstimatorSpec>,
+    pub algos: Vec<Algorithm>,
     /// Trials per (dataset, rate, algorithm).
     pub trials: usize,
     /// Iterations instead of the paper's (to shorten).
@@ -231,7 +231,7 @@ pub fn curve_run(
     let mut params = TrainParams::new()
         .epochs(iterations / per_epoch)
         .learning_rate(s.lrs[l])
-        .algorithm(s.algos[a].algorithm())
+        .algorithm(s.algos[a])
         .seed(derive_seed(trial_seed, 1 + u64::from(s.lrs[l].to_bits())));
     params.batch_size = pd.batch_size();
     let every = EVAL_EVERY / per_epoch;
@@ -457,7 +457,7 @@ pub struct Table1Data {
 pub fn table1_for(
     pd: PaperData,
     data: &Dataset,
-    specs: &[EstimatorSpec],
+    specs: &[Algorithm],
     train_iterations: Option<usize>,
     estimates: usize,
     seed: u64,

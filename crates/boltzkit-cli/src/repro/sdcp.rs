@@ -26,7 +26,7 @@ use boltzkit::data::{Binarize, Dataset};
 use boltzkit::io::write_atomic;
 use boltzkit::rbm::ais::{ais_log_partition, data_starts, reverse_ais_log_partition, AisSchedule};
 use boltzkit::rbm::file::save_rbm;
-use boltzkit::rbm::train::trainer::{
+use boltzkit::rbm::train::{
     AisLogLikelihood, Algorithm, ExactLogLikelihood, Observer, Progress, TrainParams, Trainer,
 };
 use boltzkit::rbm::Rbm;

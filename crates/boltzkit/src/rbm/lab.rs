@@ -20,8 +20,8 @@
 use super::exact::{self, ExactGradient};
 use super::model::{fill_batch, Rbm};
 use super::train::{
-    Cd, Gradient, GradientEstimator, LearningRate, PopCd, Pt, Sdcp, Sgd, SgdParams, TrainParams,
-    Trainer, Weighting,
+    Algorithm, Cd, Gradient, GradientEstimator, LearningRate, PopCd, Pt, Sdcp, Sgd, SgdParams,
+    TrainParams, Trainer, Weighting,
 };
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -29,156 +29,48 @@ use crate::rng::{derive_rng, derive_seed};
 use rand::Rng;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
 use std::time::Instant;
 
-/// A gradient estimator of the lab, by name: `cd-K`, `pcd-K`, `popcd-K`, `popcd-loo-K`,
-/// `sdcp-D-K` (`d` inner steps of `K′` Gibbs steps), `pt-M` (M replicas, one step per
-/// estimate) or `pt-M-K`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EstimatorSpec {
-    /// CD-k ([`Cd::new`]).
-    Cd {
-        /// Gibbs steps.
-        k: usize,
-    },
-    /// PCD-k ([`Cd::persistent`]).
-    Pcd {
-        /// Gibbs steps.
-        k: usize,
-    },
-    /// pop-CD-k ([`PopCd`], Eq. 8; with `loo`, Eq. 9).
-    PopCd {
-        /// Gibbs steps.
-        k: usize,
-        /// Leave-one-out weights.
-        loo: bool,
-    },
-    /// S-DCP ([`Sdcp`]): its ascent direction `Δθ / (η d)` after one S-DCP update at rate
-    /// `η` ([`LabParams::sdcp_lr`]), i.e. the mean of its `d` inner gradients.
-    Sdcp {
-        /// Inner steps `d`.
-        inner: usize,
-        /// Gibbs steps per inner step `K′`.
-        k: usize,
-    },
-    /// PT-M ([`Pt`]).
-    Pt {
-        /// Replicas `M`.
-        replicas: usize,
-        /// Steps per estimate.
-        k: usize,
-    },
-}
-
-impl EstimatorSpec {
-    /// The estimator, its chains seeded from `seed`.
-    pub fn build(&self, seed: u64, sdcp_lr: f32) -> Result<Box<dyn GradientEstimator>> {
-        Ok(match *self {
-            EstimatorSpec::Cd { k } => Box::new(Cd::new(k, seed)?),
-            EstimatorSpec::Pcd { k } => Box::new(Cd::persistent(k, seed)?),
-            EstimatorSpec::PopCd { k, loo } => {
-                let w = if loo {
-                    Weighting::LeaveOneOut
-                } else {
-                    Weighting::SelfNormalized
-                };
-                Box::new(PopCd::new(k, seed)?.weighting(w))
-            }
-            EstimatorSpec::Sdcp { inner, k } => Box::new(SdcpDirection {
-                sdcp: Sdcp::new(inner, k, seed)?,
-                inner,
-                lr: sdcp_lr,
-                sgd: SgdParams::new().learning_rate(sdcp_lr).check()?,
-                work: None,
-                scratch: None,
-            }),
-            EstimatorSpec::Pt { replicas, k } => Box::new(Pt::new(replicas, k, seed)?),
-        })
-    }
-
-    /// The training algorithm that updates with this estimator ([`Trainer`]'s
-    /// [`Algorithm`](super::train::Algorithm)).
-    pub fn algorithm(&self) -> super::train::Algorithm {
-        use super::train::Algorithm;
-        match *self {
-            EstimatorSpec::Cd { k } => Algorithm::Cd { k },
-            EstimatorSpec::Pcd { k } => Algorithm::Pcd { k },
-            EstimatorSpec::PopCd { k, loo } => Algorithm::PopCd { k, loo },
-            EstimatorSpec::Sdcp { inner, k } => Algorithm::Sdcp { inner, k },
-            EstimatorSpec::Pt { replicas, k } => Algorithm::Pt { replicas, k },
+/// The lab's gradient estimator for `algorithm` (named in the one notation of
+/// [`Algorithm`]: `cd-K`, `pcd-K`, `popcd-K`, `popcd-K-loo`, `sdcp-D-K`, `pt-M`, `pt-M-K`), its
+/// chains seeded from `seed`; S-DCP's direction is taken at learning rate `sdcp_lr`. The
+/// centered algorithms (`cg-K`, `csdcp-D-K`) change the parametrization, not only the
+/// estimate, and are refused.
+pub fn estimator(
+    algorithm: &Algorithm,
+    seed: u64,
+    sdcp_lr: f32,
+) -> Result<Box<dyn GradientEstimator>> {
+    Ok(match *algorithm {
+        Algorithm::Cd { k } => Box::new(Cd::new(k, seed)?),
+        Algorithm::Pcd { k } => Box::new(Cd::persistent(k, seed)?),
+        Algorithm::PopCd { k, loo } => {
+            let w = if loo {
+                Weighting::LeaveOneOut
+            } else {
+                Weighting::SelfNormalized
+            };
+            Box::new(PopCd::new(k, seed)?.weighting(w))
         }
-    }
-
-    /// Whether its chains persist across estimates (a burn-in then matters).
-    pub fn is_persistent(&self) -> bool {
-        matches!(self, EstimatorSpec::Pcd { .. } | EstimatorSpec::Pt { .. })
-    }
-}
-
-impl fmt::Display for EstimatorSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            EstimatorSpec::Cd { k } => write!(f, "cd-{k}"),
-            EstimatorSpec::Pcd { k } => write!(f, "pcd-{k}"),
-            EstimatorSpec::PopCd { k, loo: false } => write!(f, "popcd-{k}"),
-            EstimatorSpec::PopCd { k, loo: true } => write!(f, "popcd-loo-{k}"),
-            EstimatorSpec::Sdcp { inner, k } => write!(f, "sdcp-{inner}-{k}"),
-            EstimatorSpec::Pt { replicas, k: 1 } => write!(f, "pt-{replicas}"),
-            EstimatorSpec::Pt { replicas, k } => write!(f, "pt-{replicas}-{k}"),
-        }
-    }
-}
-
-impl FromStr for EstimatorSpec {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        let bad = || {
-            Error::param(
+        Algorithm::Sdcp { inner, k } => Box::new(SdcpDirection {
+            sdcp: Sdcp::new(inner, k, seed)?,
+            inner,
+            lr: sdcp_lr,
+            sgd: SgdParams::new().learning_rate(sdcp_lr).check()?,
+            work: None,
+            scratch: None,
+        }),
+        Algorithm::Pt { replicas, k } => Box::new(Pt::new(replicas, k, seed)?),
+        Algorithm::Cg { .. } | Algorithm::CsDcp { .. } => {
+            return Err(Error::param(
                 "estimator",
                 format!(
-                    "`{s}`: expected cd-K, pcd-K, popcd-K, popcd-loo-K, sdcp-D-K, pt-M or \
-                     pt-M-K (numbers ≥ 1; M ≥ 2)"
+                    "`{algorithm}`: the lab compares gradient estimators of the standard \
+                     parametrization; centered algorithms are not among them"
                 ),
-            )
-        };
-        let lower = s.trim().to_ascii_lowercase();
-        let parts: Vec<&str> = lower.split('-').collect();
-        let num = |t: &str| -> Result<usize> {
-            t.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(bad)
-        };
-        let spec = match parts.as_slice() {
-            ["cd", k] => EstimatorSpec::Cd { k: num(k)? },
-            ["pcd", k] => EstimatorSpec::Pcd { k: num(k)? },
-            ["popcd", k] => EstimatorSpec::PopCd {
-                k: num(k)?,
-                loo: false,
-            },
-            ["popcd", "loo", k] => EstimatorSpec::PopCd {
-                k: num(k)?,
-                loo: true,
-            },
-            ["sdcp", d, k] => EstimatorSpec::Sdcp {
-                inner: num(d)?,
-                k: num(k)?,
-            },
-            ["pt", m] => EstimatorSpec::Pt {
-                replicas: num(m)?,
-                k: 1,
-            },
-            ["pt", m, k] => EstimatorSpec::Pt {
-                replicas: num(m)?,
-                k: num(k)?,
-            },
-            _ => return Err(bad()),
-        };
-        if let EstimatorSpec::Pt { replicas: 1, .. } = spec {
-            return Err(bad());
+            ))
         }
-        Ok(spec)
-    }
+    })
 }
 
 /// S-DCP's ascent direction at a fixed model: one [`Sdcp::step`] on a copy of the model at
@@ -282,7 +174,7 @@ impl LabParams {
 /// Squared bias and variance of one estimator, per parameter (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BiasVariance {
-    /// The estimator ([`EstimatorSpec`]'s name).
+    /// The estimator (its [`Algorithm`] name).
     pub estimator: String,
     /// Parameters `P`.
     pub n_params: usize,
@@ -323,7 +215,8 @@ pub fn t95(df: usize) -> f64 {
 ///
 /// ```
 /// use boltzkit::data::synth::BarsAndStripes;
-/// use boltzkit::rbm::lab::{gradient_bias_variance, EstimatorSpec, LabParams};
+/// use boltzkit::rbm::lab::{gradient_bias_variance, LabParams};
+/// use boltzkit::rbm::train::Algorithm;
 /// use boltzkit::rbm::{exact, Rbm};
 /// use boltzkit::rng::rng_from_seed;
 /// let data = BarsAndStripes::new(3, false)?.dataset()?;
@@ -340,7 +233,7 @@ pub fn gradient_bias_variance(
     rbm: &Rbm,
     data: &Dataset,
     truth: &ExactGradient,
-    spec: &EstimatorSpec,
+    spec: &Algorithm,
     params: &LabParams,
 ) -> Result<BiasVariance> {
     let start = Instant::now();
@@ -365,7 +258,7 @@ pub fn gradient_bias_variance(
     let k_groups = params.groups;
     let per_group = params.estimates.div_ceil(k_groups);
     let t_total = per_group * k_groups;
-    let mut est = spec.build(derive_seed(params.seed, 0), params.sdcp_lr)?;
+    let mut est = estimator(spec, derive_seed(params.seed, 0), params.sdcp_lr)?;
     let mut batch_rng = derive_rng(params.seed, 1);
     let mut order: Vec<usize> = (0..n).collect();
     let mut batch = vec![0f32; bs * nv];
@@ -509,36 +402,19 @@ mod tests {
     use crate::rng::rng_from_seed;
 
     #[test]
-    fn estimator_names_round_trip() {
-        for s in [
-            "cd-1",
-            "cd-10",
-            "pcd-1",
-            "popcd-1",
-            "popcd-loo-10",
-            "sdcp-3-4",
-            "pt-10",
-            "pt-5-2",
-        ] {
-            let spec: EstimatorSpec = s.parse().unwrap();
-            assert_eq!(spec.to_string(), s);
+    fn centered_algorithms_are_not_lab_estimators() {
+        for name in ["cg-1", "csdcp-3-4"] {
+            let a: Algorithm = name.parse().unwrap();
+            let e = estimator(&a, 1, 0.1).err().unwrap();
+            assert!(matches!(e, Error::InvalidParam { .. }), "{name}: {e}");
         }
-        assert_eq!(
-            "PopCD-3".parse::<EstimatorSpec>().unwrap(),
-            EstimatorSpec::PopCd { k: 3, loo: false }
-        );
-        for bad in [
-            "cd",
-            "cd-0",
-            "pt-1",
-            "sdcp-3",
-            "foo-1",
-            "popcd-x-1",
-            "cd-1-2",
-        ] {
-            let e = bad.parse::<EstimatorSpec>().unwrap_err();
-            assert!(matches!(e, Error::InvalidParam { .. }), "{bad}: {e}");
+        for name in ["cd-1", "pcd-2", "popcd-1-loo", "sdcp-3-4", "pt-5-2"] {
+            assert!(estimator(&name.parse().unwrap(), 1, 0.1).is_ok(), "{name}");
         }
+    }
+
+    #[test]
+    fn t_quantiles() {
         assert!((t95(19) - 2.093).abs() < 2e-3);
         assert!((t95(4) - 2.776).abs() < 1e-2);
         assert!((t95(1000) - 1.962).abs() < 1e-3);
@@ -563,8 +439,8 @@ mod tests {
             seed: 4,
             ..LabParams::default()
         };
-        let r = gradient_bias_variance(&rbm, &data, &truth, &EstimatorSpec::Cd { k: 1 }, &params)
-            .unwrap();
+        let r =
+            gradient_bias_variance(&rbm, &data, &truth, &Algorithm::Cd { k: 1 }, &params).unwrap();
         assert_eq!(r.n_params, nv * nh + nv + nh);
         assert_eq!(r.estimates, 20_000);
         assert!(r.sq_bias_ci[0] <= 0.0 && 0.0 <= r.sq_bias_ci[1], "{r:?}");

@@ -128,7 +128,7 @@ impl Cd {
         rbm.hidden_probs(v, &mut self.p_pos)?;
         self.prepare(rbm, v)?;
         let Some(chains) = self.chains.as_mut() else {
-            return Err(Error::param("chains", "no chains after prepare"));
+            return Err(Error::Internal("no chains after prepare".into()));
         };
         if self.persistent {
             return chains.run(rbm, self.k);
@@ -150,7 +150,7 @@ impl GradientEstimator for Cd {
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {
         self.sample(rbm, v)?;
         let Some(chains) = self.chains.as_mut() else {
-            return Err(Error::param("chains", "no chains after sampling"));
+            return Err(Error::Internal("no chains after sampling".into()));
         };
         chains.update_hidden_probs(rbm)?;
         grad.set_difference(rbm, v, &self.p_pos, chains.visible(), chains.hidden_probs())

@@ -4,7 +4,7 @@
 //! of their average `−F(v)`, because `ln Z` cancels, so the gap can be watched at the cost of
 //! two passes over the data. [`crate::rbm::frank_wolfe`] applies the same rule to model sizes.
 
-use super::trainer::{Observer, Progress, TrainParams};
+use super::{Observer, Progress, TrainParams};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::rbm::model::{check_len, mean_neg_free_energy};

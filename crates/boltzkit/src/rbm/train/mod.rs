@@ -11,30 +11,39 @@
 //! | [`pt`] | [`Pt`]: persistent parallel tempering ([`TemperedChains`](crate::rbm::tempering::TemperedChains)) as a gradient estimator |
 //! | [`sdcp`] | [`Sdcp`]: S-DCP (Alg. 3), `d` inner steps; `d = 1` is CD |
 //! | [`sgd`] | [`SgdParams`] → [`Sgd`]: learning rate, momentum, weight decay |
-//! | [`trainer`] | the loop: [`TrainParams`] → [`Trainer`] with [`Observer`]s, divergence guard, [`StopReason`] |
+//! | [`algorithm`] | [`Algorithm`]: the one notation (`cd-1`, `pcd-1`, `sdcp-3-4`, `csdcp-3-4`, `popcd-1-loo`, `pt-10`, ...) |
+//! | [`params`] | [`TrainParams`] → [`CheckedTrainParams`], [`LearningRate`] |
+//! | [`observers`] | [`Observer`] hooks and the provided ones (exact / AIS log-likelihood, monitors, JSONL log, checkpoints) |
+//! | [`trainer`] | the loop: [`Trainer`] runs any [`Update`] (every [`GradientEstimator`] is one; S-DCP and CS-DCP are) with observers, divergence guard, [`StopReason`] |
 //!
 //! [`GibbsChains`]: super::GibbsChains
 
+pub mod algorithm;
 pub mod cd;
 pub mod centered;
 pub mod early_stop;
+pub mod observers;
+pub mod params;
 pub mod popcd;
 pub mod pt;
 pub mod sdcp;
 pub mod sgd;
 pub mod trainer;
 
+pub use algorithm::Algorithm;
 pub use cd::Cd;
 pub use centered::{from_centered, to_centered, Centered};
 pub use early_stop::{likelihood_gap, GapEarlyStop};
+pub use observers::{
+    AisLogLikelihood, Checkpoint, ExactLogLikelihood, JsonlLog, Monitors, Observer, Progress,
+    MAX_EXACT_OBSERVER_UNITS,
+};
+pub use params::{CheckedTrainParams, LearningRate, TrainParams};
 pub use popcd::{PopCd, Weighting};
 pub use pt::Pt;
 pub use sdcp::Sdcp;
 pub use sgd::{Sgd, SgdParams};
-pub use trainer::{
-    Algorithm, CheckedTrainParams, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate,
-    Monitors, Observer, Progress, StopReason, TrainOutcome, TrainParams, TrainRecord, Trainer,
-};
+pub use trainer::{divergence, StopReason, TrainOutcome, TrainRecord, Trainer, Update};
 
 use super::model::{check_len, Rbm};
 use crate::error::Result;

@@ -139,7 +139,7 @@ impl GradientEstimator for PopCd {
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {
         self.cd.sample(rbm, v)?;
         let Some(chains) = self.cd.chains() else {
-            return Err(Error::param("chains", "no chains after sampling"));
+            return Err(Error::Internal("no chains after sampling".into()));
         };
         let rows = chains.n_chains();
         let nh = rbm.n_hidden();

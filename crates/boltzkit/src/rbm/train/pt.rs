@@ -77,7 +77,7 @@ impl GradientEstimator for Pt {
             self.chains = Some(TemperedChains::new(rbm, v, self.replicas, seed)?);
         }
         let Some(chains) = self.chains.as_mut() else {
-            return Err(Error::param("chains", "no chains"));
+            return Err(Error::Internal("no chains after creating them".into()));
         };
         for _ in 0..self.k {
             chains.step(rbm)?;

@@ -33,337 +33,19 @@
 //! ```
 
 use super::{
-    Cd, Centered, Gradient, GradientEstimator, PopCd, Pt, Sdcp, Sgd, SgdParams, Weighting,
+    Algorithm, Cd, Centered, CheckedTrainParams, Gradient, GradientEstimator, Observer, PopCd,
+    Progress, Pt, Sdcp, Sgd, SgdParams, TrainParams, Weighting,
 };
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::io::{MetricLog, MetricRecord};
-use crate::rbm::ais::{ais_log_partition, AisSchedule};
-use crate::rbm::file::{save_rbm, Offsets};
-use crate::rbm::model::{base_rate_biases, fill_batch, mean_neg_free_energy, visible_means};
-use crate::rbm::{exact, monitor, Rbm};
+use crate::io::MetricRecord;
+use crate::rbm::file::Offsets;
+use crate::rbm::model::{fill_batch, visible_means};
+use crate::rbm::Rbm;
 use crate::rng::{derive_rng, derive_seed};
 use rand::seq::SliceRandom;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Instant;
-
-/// The gradient estimator / update of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Algorithm {
-    /// CD-k (Alg. 1 of the S-DCP paper): chains restart at each mini-batch. Runs as S-DCP
-    /// with `d = 1` (the same bits as [`Cd`] followed by one [`Sgd`] step).
-    Cd {
-        /// Gibbs steps per estimate (`K`), ≥ 1.
-        k: usize,
-    },
-    /// PCD-k (Tieleman 2008): one persistent chain per row of the first mini-batch.
-    Pcd {
-        /// Gibbs steps per estimate, ≥ 1.
-        k: usize,
-    },
-    /// S-DCP (Alg. 3 of the S-DCP paper): `inner` = `d` inner steps of `k` = `K′` Gibbs steps.
-    Sdcp {
-        /// Inner steps `d`, ≥ 1.
-        inner: usize,
-        /// Gibbs steps per inner step `K′`, ≥ 1.
-        k: usize,
-    },
-    /// Centered gradient CG with CD-k (Melchior et al. 2016, Alg. 1): [`Centered`] with
-    /// `d = 1`; offsets from [`TrainParams::nu_mu`], [`TrainParams::nu_lambda`].
-    Cg {
-        /// Gibbs steps per estimate, ≥ 1.
-        k: usize,
-    },
-    /// CS-DCP (Alg. 4 of the S-DCP paper): centered S-DCP, `inner` = `d`, `k` = `K′`.
-    CsDcp {
-        /// Inner steps `d`, ≥ 1.
-        inner: usize,
-        /// Gibbs steps per inner step `K′`, ≥ 1.
-        k: usize,
-    },
-    /// pop-CD-k ([`PopCd`], Eq. 8 of the pop-CD paper): CD-k with importance-weighted
-    /// negative samples; the metric log gets the effective sample size.
-    PopCd {
-        /// Gibbs steps per estimate, ≥ 1.
-        k: usize,
-        /// The leave-one-out weights of Eq. 9 instead of Eq. 8 (batches of at least 2).
-        loo: bool,
-    },
-    /// Parallel tempering PT-M ([`Pt`]): `replicas` persistent replicas per chain at `β`
-    /// uniform in `[0, 1]`; the metric log gets the exchange acceptance rates.
-    Pt {
-        /// Replicas `M`, ≥ 2 (the pop-CD paper: 10).
-        replicas: usize,
-        /// Tempered Gibbs steps (each followed by an exchange round) per estimate, ≥ 1.
-        k: usize,
-    },
-}
-
-impl Algorithm {
-    /// The short name used in logs and model metadata (`cd`, `pcd`, `sdcp`, `cg`, `csdcp`,
-    /// `popcd`, `pt`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Algorithm::Cd { .. } => "cd",
-            Algorithm::Pcd { .. } => "pcd",
-            Algorithm::Sdcp { .. } => "sdcp",
-            Algorithm::Cg { .. } => "cg",
-            Algorithm::CsDcp { .. } => "csdcp",
-            Algorithm::PopCd { .. } => "popcd",
-            Algorithm::Pt { .. } => "pt",
-        }
-    }
-
-    /// Whether the algorithm keeps centering offsets.
-    pub fn is_centered(&self) -> bool {
-        matches!(self, Algorithm::Cg { .. } | Algorithm::CsDcp { .. })
-    }
-}
-
-/// The learning rate per epoch.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum LearningRate {
-    /// The same `η` every epoch.
-    Constant(f32),
-    /// Linear from `start` at epoch 0 to `end` at the last epoch.
-    Linear {
-        /// `η` of the first epoch.
-        start: f32,
-        /// `η` of the last epoch.
-        end: f32,
-    },
-}
-
-impl LearningRate {
-    /// `η` for epoch `epoch` (0-based) of `epochs`.
-    pub fn at(&self, epoch: usize, epochs: usize) -> f32 {
-        match *self {
-            LearningRate::Constant(x) => x,
-            LearningRate::Linear { start, end } => {
-                if epochs <= 1 {
-                    start
-                } else {
-                    let t = epoch as f64 / (epochs - 1) as f64;
-                    (f64::from(start) + t * (f64::from(end) - f64::from(start))) as f32
-                }
-            }
-        }
-    }
-}
-
-/// Unchecked settings of a training run; [`TrainParams::check`] validates them, naming the
-/// field at fault.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TrainParams {
-    /// Passes over the data (default 100), ≥ 1.
-    pub epochs: usize,
-    /// Mini-batch rows (default `Some(100)`); `None` is the full batch. The last batch of an
-    /// epoch may be smaller.
-    pub batch_size: Option<usize>,
-    /// The update (default CD-1).
-    pub algorithm: Algorithm,
-    /// The learning rate (default constant 0.01, the paper's large-data setting).
-    pub learning_rate: LearningRate,
-    /// Momentum (default 0, as the paper), in `[0, 1)`.
-    pub momentum: f32,
-    /// L2 weight decay on `W` (default 0, as the paper), ≥ 0.
-    pub weight_decay: f32,
-    /// Shuffle the samples at each epoch (default true).
-    pub shuffle: bool,
-    /// The seed of the shuffles and of the chains (default 0).
-    pub seed: u64,
-    /// The divergence guard's bound on `|W|`, `|b|`, `|c|` (default 1e4): larger means the
-    /// run exploded. Must be > 0 (may be `f32::INFINITY` to check finiteness only).
-    pub max_abs_param: f32,
-    /// Sliding factor `ν_μ` of the visible offsets of centered algorithms (default 0.01, Sec.
-    /// 4.1 of the S-DCP paper), in `[0, 1]`. The offsets start at `μ` = data mean, `λ = 0.5`.
-    pub nu_mu: f32,
-    /// Sliding factor `ν_λ` of the hidden offsets (default 0.01), in `[0, 1]`.
-    pub nu_lambda: f32,
-}
-
-impl Default for TrainParams {
-    fn default() -> Self {
-        TrainParams {
-            epochs: 100,
-            batch_size: Some(100),
-            algorithm: Algorithm::Cd { k: 1 },
-            learning_rate: LearningRate::Constant(0.01),
-            momentum: 0.0,
-            weight_decay: 0.0,
-            shuffle: true,
-            seed: 0,
-            max_abs_param: 1e4,
-            nu_mu: 0.01,
-            nu_lambda: 0.01,
-        }
-    }
-}
-
-impl TrainParams {
-    /// The defaults.
-    pub fn new() -> Self {
-        TrainParams::default()
-    }
-
-    /// Sets the number of epochs.
-    pub fn epochs(mut self, n: usize) -> Self {
-        self.epochs = n;
-        self
-    }
-
-    /// Sets the mini-batch size.
-    pub fn batch_size(mut self, n: usize) -> Self {
-        self.batch_size = Some(n);
-        self
-    }
-
-    /// Uses the full batch.
-    pub fn full_batch(mut self) -> Self {
-        self.batch_size = None;
-        self
-    }
-
-    /// Sets the algorithm.
-    pub fn algorithm(mut self, a: Algorithm) -> Self {
-        self.algorithm = a;
-        self
-    }
-
-    /// Sets a constant learning rate.
-    pub fn learning_rate(mut self, x: f32) -> Self {
-        self.learning_rate = LearningRate::Constant(x);
-        self
-    }
-
-    /// Sets a learning-rate schedule.
-    pub fn schedule(mut self, s: LearningRate) -> Self {
-        self.learning_rate = s;
-        self
-    }
-
-    /// Sets the momentum.
-    pub fn momentum(mut self, x: f32) -> Self {
-        self.momentum = x;
-        self
-    }
-
-    /// Sets the weight decay.
-    pub fn weight_decay(mut self, x: f32) -> Self {
-        self.weight_decay = x;
-        self
-    }
-
-    /// Turns per-epoch shuffling on or off.
-    pub fn shuffle(mut self, on: bool) -> Self {
-        self.shuffle = on;
-        self
-    }
-
-    /// Sets the seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
-
-    /// Sets the divergence guard's bound.
-    pub fn max_abs_param(mut self, x: f32) -> Self {
-        self.max_abs_param = x;
-        self
-    }
-
-    /// Sets both sliding factors of centered algorithms.
-    pub fn sliding(mut self, nu_mu: f32, nu_lambda: f32) -> Self {
-        self.nu_mu = nu_mu;
-        self.nu_lambda = nu_lambda;
-        self
-    }
-
-    /// Validates the settings; the error ([`Error::InvalidParam`]) names the field at fault.
-    pub fn check(self) -> Result<CheckedTrainParams> {
-        if self.epochs == 0 {
-            return Err(Error::param("epochs", "at least one epoch is needed"));
-        }
-        if self.batch_size == Some(0) {
-            return Err(Error::param(
-                "batch_size",
-                "must be ≥ 1 (or the full batch)",
-            ));
-        }
-        match self.algorithm {
-            Algorithm::Cd { k }
-            | Algorithm::Pcd { k }
-            | Algorithm::Cg { k }
-            | Algorithm::Sdcp { k, .. }
-            | Algorithm::CsDcp { k, .. }
-            | Algorithm::PopCd { k, .. }
-            | Algorithm::Pt { k, .. }
-                if k == 0 =>
-            {
-                return Err(Error::param("k", "at least one Gibbs step is needed"));
-            }
-            Algorithm::Sdcp { inner: 0, .. } | Algorithm::CsDcp { inner: 0, .. } => {
-                return Err(Error::param(
-                    "inner",
-                    "S-DCP needs at least one inner step (d ≥ 1)",
-                ));
-            }
-            Algorithm::Pt { replicas, .. } if replicas < 2 => {
-                return Err(Error::param(
-                    "replicas",
-                    format!("parallel tempering needs at least 2 replicas, got {replicas}"),
-                ));
-            }
-            Algorithm::PopCd { loo: true, .. } if self.batch_size == Some(1) => {
-                return Err(Error::param(
-                    "batch_size",
-                    "the leave-one-out weights (Eq. 9) need batches of at least 2",
-                ));
-            }
-            _ => {}
-        }
-        let sgd = |lr: f32| {
-            SgdParams::new()
-                .learning_rate(lr)
-                .momentum(self.momentum)
-                .weight_decay(self.weight_decay)
-                .check()
-        };
-        match self.learning_rate {
-            LearningRate::Constant(x) => {
-                sgd(x)?;
-            }
-            LearningRate::Linear { start, end } => {
-                sgd(start)?;
-                sgd(end)?;
-            }
-        }
-        if self.max_abs_param.is_nan() || self.max_abs_param <= 0.0 {
-            return Err(Error::param(
-                "max_abs_param",
-                format!("must be > 0, got {}", self.max_abs_param),
-            ));
-        }
-        for (name, nu) in [("nu_mu", self.nu_mu), ("nu_lambda", self.nu_lambda)] {
-            if !(0.0..=1.0).contains(&nu) {
-                return Err(Error::param(name, format!("must be in [0, 1], got {nu}")));
-            }
-        }
-        Ok(CheckedTrainParams(self))
-    }
-}
-
-/// Settings that passed [`TrainParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CheckedTrainParams(TrainParams);
-
-impl CheckedTrainParams {
-    /// The settings.
-    pub fn get(&self) -> &TrainParams {
-        &self.0
-    }
-}
 
 /// Why a run stopped.
 #[derive(Debug, Clone, PartialEq)]
@@ -410,273 +92,6 @@ impl std::fmt::Display for StopReason {
     }
 }
 
-/// What an observer sees: the model after `epoch` epochs (`0` is the initial model) and a
-/// metric map it may add to (observers run in the order they were added, so a logger added
-/// after an evaluator records the evaluator's metrics).
-#[derive(Debug)]
-pub struct Progress<'a> {
-    /// The current model.
-    pub rbm: &'a Rbm,
-    /// Epochs done.
-    pub epoch: usize,
-    /// Updates (mini-batches) done.
-    pub step: u64,
-    /// The learning rate of the last epoch (of the first, at epoch 0).
-    pub learning_rate: f32,
-    /// Seconds since [`Trainer::run`] started.
-    pub wall_s: f64,
-    /// Metrics of this observation, by name.
-    pub metrics: &'a mut BTreeMap<String, f64>,
-    /// The centering offsets of centered algorithms.
-    pub offsets: Option<&'a Offsets>,
-    /// Set to `Some(why)` to end training after this observation
-    /// ([`StopReason::EarlyStopped`]; e.g. [`super::GapEarlyStop`]).
-    pub stop: &'a mut Option<String>,
-}
-
-/// A hook of the training loop; every method is a no-op by default.
-pub trait Observer {
-    /// Called once before training, with the checked settings and the model's shape.
-    fn init(&mut self, _params: &TrainParams, _rbm: &Rbm) -> Result<()> {
-        Ok(())
-    }
-
-    /// Called on the initial model and after every `every`-th epoch.
-    fn observe(&mut self, _progress: &mut Progress<'_>) -> Result<()> {
-        Ok(())
-    }
-
-    /// Called once at the end with the model returned, its offsets (centered algorithms) and
-    /// the stop reason.
-    fn finish(&mut self, _rbm: &Rbm, _offsets: Option<&Offsets>, _stop: &StopReason) -> Result<()> {
-        Ok(())
-    }
-}
-
-/// Largest smaller layer for which [`ExactLogLikelihood`] enumerates (`2^25` states).
-pub const MAX_EXACT_OBSERVER_UNITS: usize = 25;
-
-/// Puts the exact average log-likelihood of a dataset ([`exact::average_log_likelihood`],
-/// Eq. 4 of the S-DCP paper averaged over samples; the paper's ATLL on the training set) in
-/// the metric `name`. Needs the smaller layer to have at most 25 units (checked at
-/// [`Observer::init`]).
-#[derive(Debug, Clone)]
-pub struct ExactLogLikelihood {
-    name: String,
-    data: Dataset,
-}
-
-impl ExactLogLikelihood {
-    /// Evaluates `data` under metric name `name` (e.g. `train_ll`, `test_ll`).
-    pub fn new(name: impl Into<String>, data: Dataset) -> Self {
-        ExactLogLikelihood {
-            name: name.into(),
-            data,
-        }
-    }
-}
-
-impl Observer for ExactLogLikelihood {
-    fn init(&mut self, _params: &TrainParams, rbm: &Rbm) -> Result<()> {
-        let m = rbm.n_visible().min(rbm.n_hidden());
-        if m > MAX_EXACT_OBSERVER_UNITS {
-            return Err(Error::TooLarge {
-                what: format!("exact log-likelihood monitoring (`{}`)", self.name),
-                needed: format!("2^{m} states per evaluation"),
-                limit: format!("2^{MAX_EXACT_OBSERVER_UNITS} (use AIS)"),
-            });
-        }
-        if self.data.n_vars() != rbm.n_visible() {
-            return Err(Error::Shape {
-                op: format!("ExactLogLikelihood `{}`", self.name),
-                expected: format!("data with {} variables", rbm.n_visible()),
-                found: format!("{}", self.data.n_vars()),
-            });
-        }
-        Ok(())
-    }
-
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
-        let ll = exact::average_log_likelihood(p.rbm, &self.data)?;
-        p.metrics.insert(self.name.clone(), ll);
-        Ok(())
-    }
-}
-
-/// Puts an AIS estimate of the average log-likelihood of a dataset in the metric `name`
-/// (mean `−F(v)` over the data minus the AIS `ln Ẑ` of [`ais_log_partition`], base-rate start
-/// from the data means), with `name_log_z` and `name_log_z_se` (standard error of `ln Ẑ`)
-/// beside it. For models too large for [`ExactLogLikelihood`]. Each observation draws its
-/// chains from `derive_seed(seed, epoch)`. An AIS `ln Ẑ` below the truth makes the
-/// log-likelihood too high: read it with its standard error.
-#[derive(Debug, Clone)]
-pub struct AisLogLikelihood {
-    name: String,
-    data: Dataset,
-    schedule: AisSchedule,
-    chains: usize,
-    seed: u64,
-    base_b: Vec<f32>,
-}
-
-impl AisLogLikelihood {
-    /// AIS with `chains ≥ 1` chains over `schedule`, evaluated on `data` (binary).
-    pub fn new(
-        name: impl Into<String>,
-        data: Dataset,
-        schedule: AisSchedule,
-        chains: usize,
-        seed: u64,
-    ) -> Result<Self> {
-        if chains == 0 {
-            return Err(Error::param("chains", "AIS needs at least one chain"));
-        }
-        let base_b = base_rate_biases(&data)?;
-        Ok(AisLogLikelihood {
-            name: name.into(),
-            data,
-            schedule,
-            chains,
-            seed,
-            base_b,
-        })
-    }
-}
-
-impl Observer for AisLogLikelihood {
-    fn init(&mut self, _params: &TrainParams, rbm: &Rbm) -> Result<()> {
-        if self.data.n_vars() != rbm.n_visible() {
-            return Err(Error::Shape {
-                op: format!("AisLogLikelihood `{}`", self.name),
-                expected: format!("data with {} variables", rbm.n_visible()),
-                found: format!("{}", self.data.n_vars()),
-            });
-        }
-        Ok(())
-    }
-
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
-        let est = ais_log_partition(
-            p.rbm,
-            &self.base_b,
-            &self.schedule,
-            self.chains,
-            derive_seed(self.seed, p.epoch as u64),
-        )?;
-        let ll = mean_neg_free_energy(p.rbm, &self.data)? - est.log_z;
-        p.metrics.insert(self.name.clone(), ll);
-        p.metrics.insert(format!("{}_log_z", self.name), est.log_z);
-        p.metrics
-            .insert(format!("{}_log_z_se", self.name), est.std_err);
-        Ok(())
-    }
-}
-
-/// The cheap monitors of [`crate::rbm::monitor`] on `data` at each observation:
-/// `{name}_recon_error` (mean-field reconstruction error) and `{name}_pseudo_ll` (the full
-/// pseudo-log-likelihood, every unit); deterministic, neither a log-likelihood. Their cost is
-/// `O(samples × n_visible × n_hidden)`: pass a subset of a large data set.
-#[derive(Debug, Clone)]
-pub struct Monitors {
-    name: String,
-    data: Dataset,
-}
-
-impl Monitors {
-    /// Monitors of `data` (binary, shaped for the model), reported under `name`.
-    pub fn new(name: impl Into<String>, data: Dataset) -> Self {
-        Monitors {
-            name: name.into(),
-            data,
-        }
-    }
-}
-
-impl Observer for Monitors {
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
-        let recon = monitor::reconstruction_error(p.rbm, &self.data)?;
-        let pl = monitor::pseudo_log_likelihood(p.rbm, &self.data)?;
-        p.metrics
-            .insert(format!("{}_recon_error", self.name), recon);
-        p.metrics.insert(format!("{}_pseudo_ll", self.name), pl);
-        Ok(())
-    }
-}
-
-/// Appends each observation's metrics to a JSONL [`MetricLog`] (one record per observation:
-/// step, epoch, wall seconds, metrics, and `lr`).
-#[derive(Debug)]
-pub struct JsonlLog {
-    log: MetricLog,
-}
-
-impl JsonlLog {
-    /// A log at `path`, created (emptied) now so an unwritable path fails before training.
-    pub fn create(path: impl Into<PathBuf>) -> Result<Self> {
-        Ok(JsonlLog {
-            log: MetricLog::create(path)?,
-        })
-    }
-
-    /// The records written so far.
-    pub fn records(&self) -> &[MetricRecord] {
-        self.log.records()
-    }
-}
-
-impl Observer for JsonlLog {
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
-        let mut metrics = p.metrics.clone();
-        metrics.insert("lr".into(), f64::from(p.learning_rate));
-        self.log.append(MetricRecord {
-            step: p.step,
-            epoch: p.epoch as u64,
-            wall_s: p.wall_s,
-            metrics,
-        })
-    }
-}
-
-/// Writes the model (and the offsets of centered algorithms) to `path` (atomically, via
-/// [`save_rbm`]) at each observation and at the end, with the caller's metadata plus `algorithm`, `seed`, `epoch` and, at the end,
-/// `stop_reason`.
-#[derive(Debug, Clone)]
-pub struct Checkpoint {
-    path: PathBuf,
-    metadata: BTreeMap<String, String>,
-}
-
-impl Checkpoint {
-    /// A checkpoint at `path` carrying `metadata` (must not hold `format`).
-    pub fn new(path: impl Into<PathBuf>, metadata: BTreeMap<String, String>) -> Self {
-        Checkpoint {
-            path: path.into(),
-            metadata,
-        }
-    }
-}
-
-impl Observer for Checkpoint {
-    fn init(&mut self, params: &TrainParams, _rbm: &Rbm) -> Result<()> {
-        self.metadata
-            .insert("algorithm".into(), params.algorithm.name().into());
-        self.metadata.insert("seed".into(), params.seed.to_string());
-        self.metadata
-            .insert("settings".into(), format!("{params:?}"));
-        Ok(())
-    }
-
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
-        self.metadata.insert("epoch".into(), p.epoch.to_string());
-        save_rbm(&self.path, p.rbm, p.offsets, &self.metadata)
-    }
-
-    fn finish(&mut self, rbm: &Rbm, offsets: Option<&Offsets>, stop: &StopReason) -> Result<()> {
-        self.metadata.insert("stop_reason".into(), stop.to_string());
-        save_rbm(&self.path, rbm, offsets, &self.metadata)
-    }
-}
-
 /// What a run did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrainRecord {
@@ -705,11 +120,127 @@ pub struct TrainOutcome {
     pub record: TrainRecord,
 }
 
+/// One optimizer step on a mini-batch: what the loop calls for every batch.
+///
+/// Every [`GradientEstimator`] is an `Update` (estimate the gradient, then one [`Sgd`] step),
+/// so a user's estimator trains with the same loop as CD, PCD, pop-CD and PT. S-DCP
+/// ([`Sdcp`], Alg. 3) and CS-DCP / CG ([`Centered`], Alg. 4) take several inner steps per
+/// batch and implement it directly. CD runs as S-DCP with `d = 1` (the same bits), and pop-CD
+/// with unit weights is CD.
+pub trait Update {
+    /// Updates `rbm` on the mini-batch `v` (`batch × n_visible`, 0/1) with the optimizer
+    /// `sgd`; `grad` is scratch space shaped like the model.
+    fn update(
+        &mut self,
+        rbm: &mut Rbm,
+        v: &[f32],
+        sgd: &mut Sgd,
+        grad: &mut Gradient,
+    ) -> Result<()>;
+
+    /// Adds diagnostics since the previous call to `out` (as [`GradientEstimator::report`]);
+    /// the loop calls it when an observer runs. None by default.
+    fn report(&mut self, _out: &mut BTreeMap<String, f64>) {}
+
+    /// The centering offsets, for centered updates. None by default.
+    fn offsets(&self) -> Option<Offsets> {
+        None
+    }
+}
+
+impl<E: GradientEstimator + ?Sized> Update for E {
+    fn update(
+        &mut self,
+        rbm: &mut Rbm,
+        v: &[f32],
+        sgd: &mut Sgd,
+        grad: &mut Gradient,
+    ) -> Result<()> {
+        self.estimate(rbm, v, grad)?;
+        sgd.step(rbm, grad)
+    }
+
+    fn report(&mut self, out: &mut BTreeMap<String, f64>) {
+        GradientEstimator::report(self, out)
+    }
+}
+
+impl Update for Sdcp {
+    fn update(
+        &mut self,
+        rbm: &mut Rbm,
+        v: &[f32],
+        sgd: &mut Sgd,
+        grad: &mut Gradient,
+    ) -> Result<()> {
+        self.step(rbm, v, sgd, grad)
+    }
+}
+
+impl Update for Centered {
+    fn update(
+        &mut self,
+        rbm: &mut Rbm,
+        v: &[f32],
+        sgd: &mut Sgd,
+        grad: &mut Gradient,
+    ) -> Result<()> {
+        self.step(rbm, v, sgd, grad)
+    }
+
+    fn offsets(&self) -> Option<Offsets> {
+        Some(Centered::offsets(self))
+    }
+}
+
+/// The update of a built-in [`Algorithm`], its chains seeded by `chain_seed`; centered
+/// algorithms take their offsets from `data`.
+pub fn algorithm_update(
+    algorithm: Algorithm,
+    params: &TrainParams,
+    data: &Dataset,
+    n_hidden: usize,
+    chain_seed: u64,
+) -> Result<Box<dyn Update>> {
+    Ok(match algorithm {
+        // CD-k is S-DCP with d = 1 (Alg. 3), the same bits as Cd + one Sgd step.
+        Algorithm::Cd { k } => Box::new(Sdcp::new(1, k, chain_seed)?),
+        Algorithm::Sdcp { inner, k } => Box::new(Sdcp::new(inner, k, chain_seed)?),
+        Algorithm::Pcd { k } => Box::new(Cd::persistent(k, chain_seed)?),
+        // CG is CS-DCP with d = 1 (Alg. 4).
+        Algorithm::Cg { k } | Algorithm::CsDcp { k, .. } => {
+            let inner = match algorithm {
+                Algorithm::CsDcp { inner, .. } => inner,
+                _ => 1,
+            };
+            Box::new(Centered::from_data(
+                data,
+                n_hidden,
+                inner,
+                k,
+                chain_seed,
+                params.nu_mu,
+                params.nu_lambda,
+            )?)
+        }
+        Algorithm::PopCd { k, loo } => {
+            let w = if loo {
+                Weighting::LeaveOneOut
+            } else {
+                Weighting::SelfNormalized
+            };
+            Box::new(PopCd::new(k, chain_seed)?.weighting(w))
+        }
+        Algorithm::Pt { replicas, k } => Box::new(Pt::new(replicas, k, chain_seed)?),
+    })
+}
+
 /// The training loop; see the module documentation.
 pub struct Trainer<'d> {
     rbm: Rbm,
     data: &'d Dataset,
     params: TrainParams,
+    update: Option<Box<dyn Update + 'd>>,
     observers: Vec<(Box<dyn Observer + 'd>, usize)>,
 }
 
@@ -723,17 +254,15 @@ impl std::fmt::Debug for Trainer<'_> {
     }
 }
 
-/// The update engine of a run.
-enum Engine {
-    Sdcp(Sdcp),
-    Centered(Centered),
-    Estimator(Box<dyn GradientEstimator>),
-}
-
 impl<'d> Trainer<'d> {
     /// A run training `rbm` on the binary dataset `data` with checked `params`.
     pub fn new(rbm: Rbm, data: &'d Dataset, params: TrainParams) -> Result<Self> {
-        let params = params.check()?.0;
+        Self::checked(rbm, data, params.check()?)
+    }
+
+    /// [`Trainer::new`] with settings already checked.
+    pub fn checked(rbm: Rbm, data: &'d Dataset, params: CheckedTrainParams) -> Result<Self> {
+        let params = *params.get();
         visible_means(data)?; // binary and non-empty
         if data.n_vars() != rbm.n_visible() {
             return Err(Error::Shape {
@@ -746,8 +275,16 @@ impl<'d> Trainer<'d> {
             rbm,
             data,
             params,
+            update: None,
             observers: Vec::new(),
         })
+    }
+
+    /// Trains with `update` (e.g. a user's [`GradientEstimator`]) instead of the update of
+    /// [`TrainParams::algorithm`], which then only names the run.
+    pub fn update(mut self, update: impl Update + 'd) -> Self {
+        self.update = Some(Box::new(update));
+        self
     }
 
     /// Adds an observer called on the initial model and after every `every`-th epoch (`every`
@@ -764,6 +301,7 @@ impl<'d> Trainer<'d> {
             mut rbm,
             data,
             params,
+            update,
             mut observers,
         } = self;
         let start = Instant::now();
@@ -773,43 +311,9 @@ impl<'d> Trainer<'d> {
         let bs = p.batch_size.unwrap_or(n).min(n);
         let chain_seed = derive_seed(p.seed, 0);
         let mut shuffle_rng = derive_rng(p.seed, 1);
-        let mut engine = match p.algorithm {
-            Algorithm::Cd { k } => Engine::Sdcp(Sdcp::new(1, k, chain_seed)?),
-            Algorithm::Sdcp { inner, k } => Engine::Sdcp(Sdcp::new(inner, k, chain_seed)?),
-            Algorithm::Pcd { k } => Engine::Estimator(Box::new(Cd::persistent(k, chain_seed)?)),
-            Algorithm::Cg { k } => Engine::Centered(Centered::from_data(
-                data,
-                rbm.n_hidden(),
-                1,
-                k,
-                chain_seed,
-                p.nu_mu,
-                p.nu_lambda,
-            )?),
-            Algorithm::CsDcp { inner, k } => Engine::Centered(Centered::from_data(
-                data,
-                rbm.n_hidden(),
-                inner,
-                k,
-                chain_seed,
-                p.nu_mu,
-                p.nu_lambda,
-            )?),
-            Algorithm::PopCd { k, loo } => {
-                let w = if loo {
-                    Weighting::LeaveOneOut
-                } else {
-                    Weighting::SelfNormalized
-                };
-                Engine::Estimator(Box::new(PopCd::new(k, chain_seed)?.weighting(w)))
-            }
-            Algorithm::Pt { replicas, k } => {
-                Engine::Estimator(Box::new(Pt::new(replicas, k, chain_seed)?))
-            }
-        };
-        let offsets_of = |e: &Engine| match e {
-            Engine::Centered(c) => Some(c.offsets()),
-            _ => None,
+        let mut engine: Box<dyn Update + 'd> = match update {
+            Some(u) => u,
+            None => algorithm_update(p.algorithm, &p, data, rbm.n_hidden(), chain_seed)?,
         };
         let lr0 = p.learning_rate.at(0, p.epochs);
         let mut sgd: Sgd = SgdParams::new()
@@ -826,10 +330,10 @@ impl<'d> Trainer<'d> {
                            epoch: usize,
                            step: u64,
                            lr: f32,
-                           engine: &mut Engine|
+                           engine: &mut Box<dyn Update + 'd>|
          -> Result<Option<String>> {
             let mut metrics = BTreeMap::new();
-            let offsets = offsets_of(engine);
+            let offsets = engine.offsets();
             let offsets = offsets.as_ref();
             // the estimator's diagnostics since the last observation (pop-CD's effective
             // sample size, PT's exchange rates), when an observer runs now
@@ -837,9 +341,7 @@ impl<'d> Trainer<'d> {
                 .iter()
                 .any(|(_, every)| *every > 0 && epoch.is_multiple_of(*every))
             {
-                if let Engine::Estimator(e) = engine {
-                    e.report(&mut metrics);
-                }
+                engine.report(&mut metrics);
             }
             let wall_s = start.elapsed().as_secs_f64();
             let mut any = false;
@@ -895,14 +397,7 @@ impl<'d> Trainer<'d> {
                 let v = &mut batch[..rows.len() * nv];
                 fill_batch(data, rows, v)?;
                 copy_params(&mut last_good, &rbm);
-                match &mut engine {
-                    Engine::Sdcp(s) => s.step(&mut rbm, v, &mut sgd, &mut grad)?,
-                    Engine::Centered(c) => c.step(&mut rbm, v, &mut sgd, &mut grad)?,
-                    Engine::Estimator(e) => {
-                        e.estimate(&rbm, v, &mut grad)?;
-                        sgd.step(&mut rbm, &grad)?;
-                    }
-                }
+                engine.update(&mut rbm, v, &mut sgd, &mut grad)?;
                 step += 1;
                 if let Some(detail) = divergence(&rbm, p.max_abs_param) {
                     std::mem::swap(&mut rbm, &mut last_good);
@@ -925,7 +420,7 @@ impl<'d> Trainer<'d> {
                 break;
             }
         }
-        let offsets = offsets_of(&engine);
+        let offsets = engine.offsets();
         for (o, _) in observers.iter_mut() {
             o.finish(&rbm, offsets.as_ref(), &stop)?;
         }
@@ -978,6 +473,12 @@ pub fn divergence(rbm: &Rbm, max_abs: f32) -> Option<String> {
 mod tests {
     use super::*;
     use crate::data::synth::{BarsAndStripes, ShiftingBar};
+    use crate::io::MetricLog;
+    use crate::rbm::ais::AisSchedule;
+    use crate::rbm::exact;
+    use crate::rbm::train::{
+        AisLogLikelihood, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate,
+    };
     use crate::rng::rng_from_seed;
 
     #[test]

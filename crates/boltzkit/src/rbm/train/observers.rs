@@ -1,0 +1,282 @@
+//! Hooks of the training loop: the [`Observer`] trait (no-op by default) and what it sees
+//! ([`Progress`]), with the provided observers: [`ExactLogLikelihood`], [`AisLogLikelihood`],
+//! [`Monitors`], [`JsonlLog`] and [`Checkpoint`].
+
+use super::{StopReason, TrainParams};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::io::{MetricLog, MetricRecord};
+use crate::rbm::ais::{ais_log_partition, AisSchedule};
+use crate::rbm::file::{save_rbm, Offsets};
+use crate::rbm::model::{base_rate_biases, mean_neg_free_energy};
+use crate::rbm::{exact, monitor, Rbm};
+use crate::rng::derive_seed;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// What an observer sees: the model after `epoch` epochs (`0` is the initial model) and a
+/// metric map it may add to (observers run in the order they were added, so a logger added
+/// after an evaluator records the evaluator's metrics).
+#[derive(Debug)]
+pub struct Progress<'a> {
+    /// The current model.
+    pub rbm: &'a Rbm,
+    /// Epochs done.
+    pub epoch: usize,
+    /// Updates (mini-batches) done.
+    pub step: u64,
+    /// The learning rate of the last epoch (of the first, at epoch 0).
+    pub learning_rate: f32,
+    /// Seconds since [`Trainer::run`] started.
+    pub wall_s: f64,
+    /// Metrics of this observation, by name.
+    pub metrics: &'a mut BTreeMap<String, f64>,
+    /// The centering offsets of centered algorithms.
+    pub offsets: Option<&'a Offsets>,
+    /// Set to `Some(why)` to end training after this observation
+    /// ([`StopReason::EarlyStopped`]; e.g. [`super::GapEarlyStop`]).
+    pub stop: &'a mut Option<String>,
+}
+
+/// A hook of the training loop; every method is a no-op by default.
+pub trait Observer {
+    /// Called once before training, with the checked settings and the model's shape.
+    fn init(&mut self, _params: &TrainParams, _rbm: &Rbm) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called on the initial model and after every `every`-th epoch.
+    fn observe(&mut self, _progress: &mut Progress<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called once at the end with the model returned, its offsets (centered algorithms) and
+    /// the stop reason.
+    fn finish(&mut self, _rbm: &Rbm, _offsets: Option<&Offsets>, _stop: &StopReason) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Largest smaller layer for which [`ExactLogLikelihood`] enumerates (`2^25` states).
+pub const MAX_EXACT_OBSERVER_UNITS: usize = 25;
+
+/// Puts the exact average log-likelihood of a dataset ([`exact::average_log_likelihood`],
+/// Eq. 4 of the S-DCP paper averaged over samples; the paper's ATLL on the training set) in
+/// the metric `name`. Needs the smaller layer to have at most 25 units (checked at
+/// [`Observer::init`]).
+#[derive(Debug, Clone)]
+pub struct ExactLogLikelihood {
+    name: String,
+    data: Dataset,
+}
+
+impl ExactLogLikelihood {
+    /// Evaluates `data` under metric name `name` (e.g. `train_ll`, `test_ll`).
+    pub fn new(name: impl Into<String>, data: Dataset) -> Self {
+        ExactLogLikelihood {
+            name: name.into(),
+            data,
+        }
+    }
+}
+
+impl Observer for ExactLogLikelihood {
+    fn init(&mut self, _params: &TrainParams, rbm: &Rbm) -> Result<()> {
+        let m = rbm.n_visible().min(rbm.n_hidden());
+        if m > MAX_EXACT_OBSERVER_UNITS {
+            return Err(Error::TooLarge {
+                what: format!("exact log-likelihood monitoring (`{}`)", self.name),
+                needed: format!("2^{m} states per evaluation"),
+                limit: format!("2^{MAX_EXACT_OBSERVER_UNITS} (use AIS)"),
+            });
+        }
+        if self.data.n_vars() != rbm.n_visible() {
+            return Err(Error::Shape {
+                op: format!("ExactLogLikelihood `{}`", self.name),
+                expected: format!("data with {} variables", rbm.n_visible()),
+                found: format!("{}", self.data.n_vars()),
+            });
+        }
+        Ok(())
+    }
+
+    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+        let ll = exact::average_log_likelihood(p.rbm, &self.data)?;
+        p.metrics.insert(self.name.clone(), ll);
+        Ok(())
+    }
+}
+
+/// Puts an AIS estimate of the average log-likelihood of a dataset in the metric `name`
+/// (mean `−F(v)` over the data minus the AIS `ln Ẑ` of [`ais_log_partition`], base-rate start
+/// from the data means), with `name_log_z` and `name_log_z_se` (standard error of `ln Ẑ`)
+/// beside it. For models too large for [`ExactLogLikelihood`]. Each observation draws its
+/// chains from `derive_seed(seed, epoch)`. An AIS `ln Ẑ` below the truth makes the
+/// log-likelihood too high: read it with its standard error.
+#[derive(Debug, Clone)]
+pub struct AisLogLikelihood {
+    name: String,
+    data: Dataset,
+    schedule: AisSchedule,
+    chains: usize,
+    seed: u64,
+    base_b: Vec<f32>,
+}
+
+impl AisLogLikelihood {
+    /// AIS with `chains ≥ 1` chains over `schedule`, evaluated on `data` (binary).
+    pub fn new(
+        name: impl Into<String>,
+        data: Dataset,
+        schedule: AisSchedule,
+        chains: usize,
+        seed: u64,
+    ) -> Result<Self> {
+        if chains == 0 {
+            return Err(Error::param("chains", "AIS needs at least one chain"));
+        }
+        let base_b = base_rate_biases(&data)?;
+        Ok(AisLogLikelihood {
+            name: name.into(),
+            data,
+            schedule,
+            chains,
+            seed,
+            base_b,
+        })
+    }
+}
+
+impl Observer for AisLogLikelihood {
+    fn init(&mut self, _params: &TrainParams, rbm: &Rbm) -> Result<()> {
+        if self.data.n_vars() != rbm.n_visible() {
+            return Err(Error::Shape {
+                op: format!("AisLogLikelihood `{}`", self.name),
+                expected: format!("data with {} variables", rbm.n_visible()),
+                found: format!("{}", self.data.n_vars()),
+            });
+        }
+        Ok(())
+    }
+
+    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+        let est = ais_log_partition(
+            p.rbm,
+            &self.base_b,
+            &self.schedule,
+            self.chains,
+            derive_seed(self.seed, p.epoch as u64),
+        )?;
+        let ll = mean_neg_free_energy(p.rbm, &self.data)? - est.log_z;
+        p.metrics.insert(self.name.clone(), ll);
+        p.metrics.insert(format!("{}_log_z", self.name), est.log_z);
+        p.metrics
+            .insert(format!("{}_log_z_se", self.name), est.std_err);
+        Ok(())
+    }
+}
+
+/// The cheap monitors of [`crate::rbm::monitor`] on `data` at each observation:
+/// `{name}_recon_error` (mean-field reconstruction error) and `{name}_pseudo_ll` (the full
+/// pseudo-log-likelihood, every unit); deterministic, neither a log-likelihood. Their cost is
+/// `O(samples × n_visible × n_hidden)`: pass a subset of a large data set.
+#[derive(Debug, Clone)]
+pub struct Monitors {
+    name: String,
+    data: Dataset,
+}
+
+impl Monitors {
+    /// Monitors of `data` (binary, shaped for the model), reported under `name`.
+    pub fn new(name: impl Into<String>, data: Dataset) -> Self {
+        Monitors {
+            name: name.into(),
+            data,
+        }
+    }
+}
+
+impl Observer for Monitors {
+    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+        let recon = monitor::reconstruction_error(p.rbm, &self.data)?;
+        let pl = monitor::pseudo_log_likelihood(p.rbm, &self.data)?;
+        p.metrics
+            .insert(format!("{}_recon_error", self.name), recon);
+        p.metrics.insert(format!("{}_pseudo_ll", self.name), pl);
+        Ok(())
+    }
+}
+
+/// Appends each observation's metrics to a JSONL [`MetricLog`] (one record per observation:
+/// step, epoch, wall seconds, metrics, and `lr`).
+#[derive(Debug)]
+pub struct JsonlLog {
+    log: MetricLog,
+}
+
+impl JsonlLog {
+    /// A log at `path`, created (emptied) now so an unwritable path fails before training.
+    pub fn create(path: impl Into<PathBuf>) -> Result<Self> {
+        Ok(JsonlLog {
+            log: MetricLog::create(path)?,
+        })
+    }
+
+    /// The records written so far.
+    pub fn records(&self) -> &[MetricRecord] {
+        self.log.records()
+    }
+}
+
+impl Observer for JsonlLog {
+    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+        let mut metrics = p.metrics.clone();
+        metrics.insert("lr".into(), f64::from(p.learning_rate));
+        self.log.append(MetricRecord {
+            step: p.step,
+            epoch: p.epoch as u64,
+            wall_s: p.wall_s,
+            metrics,
+        })
+    }
+}
+
+/// Writes the model (and the offsets of centered algorithms) to `path` (atomically, via
+/// [`save_rbm`]) at each observation and at the end, with the caller's metadata plus `algorithm`, `seed`, `epoch` and, at the end,
+/// `stop_reason`.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    path: PathBuf,
+    metadata: BTreeMap<String, String>,
+}
+
+impl Checkpoint {
+    /// A checkpoint at `path` carrying `metadata` (must not hold `format`).
+    pub fn new(path: impl Into<PathBuf>, metadata: BTreeMap<String, String>) -> Self {
+        Checkpoint {
+            path: path.into(),
+            metadata,
+        }
+    }
+}
+
+impl Observer for Checkpoint {
+    fn init(&mut self, params: &TrainParams, _rbm: &Rbm) -> Result<()> {
+        self.metadata
+            .insert("algorithm".into(), params.algorithm.name().into());
+        self.metadata.insert("seed".into(), params.seed.to_string());
+        self.metadata
+            .insert("settings".into(), format!("{params:?}"));
+        Ok(())
+    }
+
+    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+        self.metadata.insert("epoch".into(), p.epoch.to_string());
+        save_rbm(&self.path, p.rbm, p.offsets, &self.metadata)
+    }
+
+    fn finish(&mut self, rbm: &Rbm, offsets: Option<&Offsets>, stop: &StopReason) -> Result<()> {
+        self.metadata.insert("stop_reason".into(), stop.to_string());
+        save_rbm(&self.path, rbm, offsets, &self.metadata)
+    }
+}

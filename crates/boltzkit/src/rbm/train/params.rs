@@ -1,0 +1,250 @@
+//! Settings of a training run: [`TrainParams`] (unchecked, builder methods, documented
+//! defaults) → [`TrainParams::check`] → [`CheckedTrainParams`], what [`super::Trainer`]
+//! consumes; the [`LearningRate`] schedule.
+
+use super::{Algorithm, SgdParams};
+use crate::error::{Error, Result};
+
+/// The learning rate per epoch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LearningRate {
+    /// The same `η` every epoch.
+    Constant(f32),
+    /// Linear from `start` at epoch 0 to `end` at the last epoch.
+    Linear {
+        /// `η` of the first epoch.
+        start: f32,
+        /// `η` of the last epoch.
+        end: f32,
+    },
+}
+
+impl LearningRate {
+    /// `η` for epoch `epoch` (0-based) of `epochs`.
+    pub fn at(&self, epoch: usize, epochs: usize) -> f32 {
+        match *self {
+            LearningRate::Constant(x) => x,
+            LearningRate::Linear { start, end } => {
+                if epochs <= 1 {
+                    start
+                } else {
+                    let t = epoch as f64 / (epochs - 1) as f64;
+                    (f64::from(start) + t * (f64::from(end) - f64::from(start))) as f32
+                }
+            }
+        }
+    }
+}
+
+/// Unchecked settings of a training run; [`TrainParams::check`] validates them, naming the
+/// field at fault.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrainParams {
+    /// Passes over the data (default 100), ≥ 1.
+    pub epochs: usize,
+    /// Mini-batch rows (default `Some(100)`); `None` is the full batch. The last batch of an
+    /// epoch may be smaller.
+    pub batch_size: Option<usize>,
+    /// The update (default CD-1).
+    pub algorithm: Algorithm,
+    /// The learning rate (default constant 0.01, the paper's large-data setting).
+    pub learning_rate: LearningRate,
+    /// Momentum (default 0, as the paper), in `[0, 1)`.
+    pub momentum: f32,
+    /// L2 weight decay on `W` (default 0, as the paper), ≥ 0.
+    pub weight_decay: f32,
+    /// Shuffle the samples at each epoch (default true).
+    pub shuffle: bool,
+    /// The seed of the shuffles and of the chains (default 0).
+    pub seed: u64,
+    /// The divergence guard's bound on `|W|`, `|b|`, `|c|` (default 1e4): larger means the
+    /// run exploded. Must be > 0 (may be `f32::INFINITY` to check finiteness only).
+    pub max_abs_param: f32,
+    /// Sliding factor `ν_μ` of the visible offsets of centered algorithms (default 0.01, Sec.
+    /// 4.1 of the S-DCP paper), in `[0, 1]`. The offsets start at `μ` = data mean, `λ = 0.5`.
+    pub nu_mu: f32,
+    /// Sliding factor `ν_λ` of the hidden offsets (default 0.01), in `[0, 1]`.
+    pub nu_lambda: f32,
+}
+
+impl Default for TrainParams {
+    fn default() -> Self {
+        TrainParams {
+            epochs: 100,
+            batch_size: Some(100),
+            algorithm: Algorithm::Cd { k: 1 },
+            learning_rate: LearningRate::Constant(0.01),
+            momentum: 0.0,
+            weight_decay: 0.0,
+            shuffle: true,
+            seed: 0,
+            max_abs_param: 1e4,
+            nu_mu: 0.01,
+            nu_lambda: 0.01,
+        }
+    }
+}
+
+impl TrainParams {
+    /// The defaults.
+    pub fn new() -> Self {
+        TrainParams::default()
+    }
+
+    /// Sets the number of epochs.
+    pub fn epochs(mut self, n: usize) -> Self {
+        self.epochs = n;
+        self
+    }
+
+    /// Sets the mini-batch size.
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.batch_size = Some(n);
+        self
+    }
+
+    /// Uses the full batch.
+    pub fn full_batch(mut self) -> Self {
+        self.batch_size = None;
+        self
+    }
+
+    /// Sets the algorithm.
+    pub fn algorithm(mut self, a: Algorithm) -> Self {
+        self.algorithm = a;
+        self
+    }
+
+    /// Sets a constant learning rate.
+    pub fn learning_rate(mut self, x: f32) -> Self {
+        self.learning_rate = LearningRate::Constant(x);
+        self
+    }
+
+    /// Sets a learning-rate schedule.
+    pub fn schedule(mut self, s: LearningRate) -> Self {
+        self.learning_rate = s;
+        self
+    }
+
+    /// Sets the momentum.
+    pub fn momentum(mut self, x: f32) -> Self {
+        self.momentum = x;
+        self
+    }
+
+    /// Sets the weight decay.
+    pub fn weight_decay(mut self, x: f32) -> Self {
+        self.weight_decay = x;
+        self
+    }
+
+    /// Turns per-epoch shuffling on or off.
+    pub fn shuffle(mut self, on: bool) -> Self {
+        self.shuffle = on;
+        self
+    }
+
+    /// Sets the seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+
+    /// Sets the divergence guard's bound.
+    pub fn max_abs_param(mut self, x: f32) -> Self {
+        self.max_abs_param = x;
+        self
+    }
+
+    /// Sets both sliding factors of centered algorithms.
+    pub fn sliding(mut self, nu_mu: f32, nu_lambda: f32) -> Self {
+        self.nu_mu = nu_mu;
+        self.nu_lambda = nu_lambda;
+        self
+    }
+
+    /// Validates the settings; the error ([`Error::InvalidParam`]) names the field at fault.
+    pub fn check(self) -> Result<CheckedTrainParams> {
+        if self.epochs == 0 {
+            return Err(Error::param("epochs", "at least one epoch is needed"));
+        }
+        if self.batch_size == Some(0) {
+            return Err(Error::param(
+                "batch_size",
+                "must be ≥ 1 (or the full batch)",
+            ));
+        }
+        match self.algorithm {
+            Algorithm::Cd { k }
+            | Algorithm::Pcd { k }
+            | Algorithm::Cg { k }
+            | Algorithm::Sdcp { k, .. }
+            | Algorithm::CsDcp { k, .. }
+            | Algorithm::PopCd { k, .. }
+            | Algorithm::Pt { k, .. }
+                if k == 0 =>
+            {
+                return Err(Error::param("k", "at least one Gibbs step is needed"));
+            }
+            Algorithm::Sdcp { inner: 0, .. } | Algorithm::CsDcp { inner: 0, .. } => {
+                return Err(Error::param(
+                    "inner",
+                    "S-DCP needs at least one inner step (d ≥ 1)",
+                ));
+            }
+            Algorithm::Pt { replicas, .. } if replicas < 2 => {
+                return Err(Error::param(
+                    "replicas",
+                    format!("parallel tempering needs at least 2 replicas, got {replicas}"),
+                ));
+            }
+            Algorithm::PopCd { loo: true, .. } if self.batch_size == Some(1) => {
+                return Err(Error::param(
+                    "batch_size",
+                    "the leave-one-out weights (Eq. 9) need batches of at least 2",
+                ));
+            }
+            _ => {}
+        }
+        let sgd = |lr: f32| {
+            SgdParams::new()
+                .learning_rate(lr)
+                .momentum(self.momentum)
+                .weight_decay(self.weight_decay)
+                .check()
+        };
+        match self.learning_rate {
+            LearningRate::Constant(x) => {
+                sgd(x)?;
+            }
+            LearningRate::Linear { start, end } => {
+                sgd(start)?;
+                sgd(end)?;
+            }
+        }
+        if self.max_abs_param.is_nan() || self.max_abs_param <= 0.0 {
+            return Err(Error::param(
+                "max_abs_param",
+                format!("must be > 0, got {}", self.max_abs_param),
+            ));
+        }
+        for (name, nu) in [("nu_mu", self.nu_mu), ("nu_lambda", self.nu_lambda)] {
+            if !(0.0..=1.0).contains(&nu) {
+                return Err(Error::param(name, format!("must be in [0, 1], got {nu}")));
+            }
+        }
+        Ok(CheckedTrainParams(self))
+    }
+}
+
+/// Settings that passed [`TrainParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CheckedTrainParams(TrainParams);
+
+impl CheckedTrainParams {
+    /// The settings.
+    pub fn get(&self) -> &TrainParams {
+        &self.0
+    }
+}
