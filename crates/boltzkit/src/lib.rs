@@ -5,6 +5,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`data`] | [`data::Dataset`], readers (npy, csv/tsv, IDX, amat; gzip), writers, generators |
+//! | [`fit`] | [`fit::StopReason`], the one stop vocabulary of every learner |
 //! | [`fsll`] | the full-span log-linear model and its greedy MDL learner (Takabatake & Akaho) |
 //! | [`fvbm`] | fully visible Boltzmann machines: exact engine, Gibbs, MPLE (BSLM, GA, Newton), sandwich SEs, exact MLE |
 //! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
@@ -24,6 +25,7 @@ pub mod classify;
 pub mod data;
 pub mod error;
 pub mod estimate;
+pub mod fit;
 pub mod fsll;
 pub mod fvbm;
 pub mod io;

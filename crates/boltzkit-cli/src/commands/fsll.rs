@@ -181,7 +181,7 @@ impl FitArgs {
             .set("iterations", out.iterations)
             .set("learn_s", out.learn_s)
             .set("path", serde_json::to_value(fit.record.path)?)
-            .set("stop", serde_json::to_value(fit.record.stop)?)
+            .set("stop", serde_json::to_value(&fit.record.stop)?)
             .set("warnings", fit.record.warnings());
         if let Some(path) = &self.output {
             let mut meta = BTreeMap::new();

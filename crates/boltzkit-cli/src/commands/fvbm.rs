@@ -389,7 +389,7 @@ impl FitArgs {
                         r.final_objective() / r.n_samples as f64,
                     )
                     .set("sweeps", r.iterations)
-                    .set("stop", serde_json::to_value(r.stop)?)
+                    .set("stop", serde_json::to_value(&r.stop)?)
                     .set("monotone", r.is_monotone())
                     .set("final_gradient", r.final_gradient)
                     .set("mple_exists", r.mple_exists())
@@ -425,7 +425,7 @@ impl FitArgs {
                 summary
                     .set("kl_data", r.kl_data)
                     .set("iterations", r.iterations)
-                    .set("stop", serde_json::to_value(r.stop)?)
+                    .set("stop", serde_json::to_value(&r.stop)?)
                     .set("final_gradient", r.final_gradient)
                     .set("learn_s", r.seconds);
                 let settings = json!({"l2": self.l2, "max_iterations": self.max_iterations});

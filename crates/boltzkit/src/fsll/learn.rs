@@ -108,15 +108,9 @@ pub struct Step {
     pub theta: f64,
 }
 
-/// Why the learner stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The best improvement fell below `ε`.
-    Converged,
-    /// `max_iterations` was reached.
-    MaxIterations,
-}
+/// Why the learner stopped: [`StopReason::Converged`] (the best improvement fell below `ε`) or
+/// [`StopReason::MaxIterations`].
+pub use crate::fit::StopReason;
 
 /// What happened during a fit.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -191,7 +191,7 @@ mod tests {
                 ..Default::default()
             };
             let fit = fit(&data, &params).unwrap();
-            assert_eq!(fit.record.stop, LbfgsStop::Gradient);
+            assert_eq!(fit.record.stop, LbfgsStop::GradientTolerance);
             // Moment matching, against moments computed here from the raw rows.
             let mom = exact::moments(&fit.model).unwrap();
             for j in 0..5 {

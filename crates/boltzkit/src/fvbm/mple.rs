@@ -93,22 +93,10 @@ pub enum Algorithm {
     Newton,
 }
 
-/// Why a solver stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The objective gained less than `τ` in the last iteration.
-    Converged,
-    /// The gradient fell below `grad_tol`.
-    GradientTolerance,
-    /// `max_iterations` was reached.
-    MaxIterations,
-    /// The objective decreased (possible for gradient ascent with `μ > 1`); the fit returns
-    /// the iterate before the decrease.
-    Decreased,
-    /// The line search found no increase (the optimum to working precision).
-    NoProgress,
-}
+/// Why a solver stopped: [`StopReason::Converged`] (gain below `τ`),
+/// [`StopReason::GradientTolerance`], [`StopReason::MaxIterations`], [`StopReason::Decreased`]
+/// (gradient ascent with `μ > 1`; the iterate before is kept) or [`StopReason::NoProgress`].
+pub use crate::fit::StopReason;
 
 /// The record of an MPLE fit.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -359,7 +347,7 @@ pub(crate) fn drive(
         }
     }
     // After a decrease the better iterate before it is returned.
-    let (theta, last) = match (stop, &before_current) {
+    let (theta, last) = match (&stop, &before_current) {
         (StopReason::Decreased, Some(b)) => (b.theta.clone(), b.objective),
         _ => (solver.theta(), *objective.last().expect("nonempty")),
     };

@@ -5,6 +5,7 @@
 //! logistic-regression readout ([`crate::classify`]).
 
 use crate::error::{Error, Result};
+use crate::fit::StopReason;
 
 /// Settings of [`minimize`].
 #[derive(Debug, Clone, PartialEq)]
@@ -73,19 +74,10 @@ impl LbfgsParams {
     }
 }
 
-/// Why [`minimize`] stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LbfgsStop {
-    /// The gradient fell below `grad_tol`.
-    Gradient,
-    /// An iteration lowered `f` by less than `f_tol` (relative).
-    FunctionTolerance,
-    /// The line search found no acceptable step (the minimum to working precision).
-    LineSearch,
-    /// `max_iterations` was reached.
-    MaxIterations,
-}
+/// Why [`minimize`] stopped: [`StopReason::GradientTolerance`],
+/// [`StopReason::FunctionTolerance`], [`StopReason::NoProgress`] (the line search found no
+/// acceptable step) or [`StopReason::MaxIterations`].
+pub type LbfgsStop = StopReason;
 
 /// The result of [`minimize`].
 #[derive(Debug, Clone)]
@@ -151,13 +143,13 @@ pub fn minimize(
     let mut pairs: std::collections::VecDeque<(Vec<f64>, Vec<f64>, f64)> =
         std::collections::VecDeque::with_capacity(params.memory);
     let mut alpha = vec![0.0; params.memory];
-    let mut stop = LbfgsStop::MaxIterations;
+    let mut stop = StopReason::MaxIterations;
     let mut iterations = 0;
     let mut x_new = vec![0.0; p];
     let mut g_new = vec![0.0; p];
     for it in 1..=params.max_iterations {
         if max_abs(&g) <= params.grad_tol {
-            stop = LbfgsStop::Gradient;
+            stop = StopReason::GradientTolerance;
             break;
         }
         // Two-loop recursion: dir = −H g.
@@ -215,7 +207,7 @@ pub fn minimize(
             };
         }
         let Some(f_new) = accepted else {
-            stop = LbfgsStop::LineSearch;
+            stop = StopReason::NoProgress;
             break;
         };
         iterations = it;
@@ -234,11 +226,11 @@ pub fn minimize(
         f = f_new;
         trace.push(f);
         if max_abs(&g) <= params.grad_tol {
-            stop = LbfgsStop::Gradient;
+            stop = StopReason::GradientTolerance;
             break;
         }
         if params.f_tol > 0.0 && decrease <= params.f_tol * f.abs().max(1.0) {
-            stop = LbfgsStop::FunctionTolerance;
+            stop = StopReason::FunctionTolerance;
             break;
         }
     }
@@ -290,7 +282,7 @@ mod tests {
                 .map(|i| if i % 2 == 0 { -1.2 } else { 1.0 })
                 .collect();
             let r = minimize(rosenbrock, x0, &LbfgsParams::default()).unwrap();
-            assert_eq!(r.stop, LbfgsStop::Gradient, "{r:?}");
+            assert_eq!(r.stop, StopReason::GradientTolerance, "{r:?}");
             for v in &r.x {
                 assert!((v - 1.0).abs() < 1e-6, "{:?}", r.x);
             }

@@ -7,6 +7,7 @@ use super::sampler::FwSampler;
 use super::subproblem::{mean_softplus_of, BinaryRows, Subproblem};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::fit::{Count, StopReason};
 use crate::linalg::softplus_f64;
 use crate::optim::lbfgs::{minimize, LbfgsParams, LbfgsResult};
 use crate::rbm::model::{visible_means, BASE_RATE_EPS};
@@ -258,27 +259,10 @@ pub struct SizeEvaluation {
     pub metrics: BTreeMap<String, f64>,
 }
 
-/// Why a run stopped.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FwStop {
-    /// `T` units reached.
-    MaxUnits,
-    /// The train/validation gap grew (early stopping).
-    GapGrew,
-    /// `2 T` iterations passed (away steps kept removing units).
-    MaxIterations,
-}
-
-impl std::fmt::Display for FwStop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            FwStop::MaxUnits => "reached the maximum number of units",
-            FwStop::GapGrew => "the train/validation gap grew (early stopping)",
-            FwStop::MaxIterations => "reached 2 T iterations",
-        })
-    }
-}
+/// Why a Frank-Wolfe run stopped: [`StopReason::MaxUnits`] (`T` units),
+/// [`StopReason::EarlyStopped`] (the train/validation gap grew) or
+/// [`StopReason::MaxIterations`] (`2 T` iterations: away steps kept removing units).
+pub type FwStop = StopReason;
 
 /// What a run did.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -746,7 +730,7 @@ impl<'d> FrankWolfe<'d> {
             removed: 0,
             selected_units: None,
             mh_acceptance: None,
-            stop: FwStop::MaxUnits,
+            stop: StopReason::MaxUnits,
             wall_s: 0.0,
         };
         let mut last_eval_units = if self.fresh { 0 } else { self.model.n_units() };
@@ -756,7 +740,7 @@ impl<'d> FrankWolfe<'d> {
         let max_iter = self.iteration + 2 * p.max_units;
         while self.model.n_units() < p.max_units || self.fresh {
             if self.iteration >= max_iter {
-                record.stop = FwStop::MaxIterations;
+                record.stop = StopReason::MaxIterations;
                 break;
             }
             let rec = self.step()?;
@@ -806,7 +790,10 @@ impl<'d> FrankWolfe<'d> {
                     Some(g) if !grown && g > min_gap + p.gap_tol => {
                         grown = true;
                         if p.early_stop {
-                            record.stop = FwStop::GapGrew;
+                            record.stop = StopReason::EarlyStopped {
+                                after: Count::units(units),
+                                detail: "the train/validation gap grew".into(),
+                            };
                             break;
                         }
                     }

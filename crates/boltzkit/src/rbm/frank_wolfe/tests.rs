@@ -3,6 +3,7 @@
 use super::*;
 use crate::data::synth::BarsAndStripes;
 use crate::data::Dataset;
+use crate::fit::StopReason;
 use crate::linalg::{log_sum_exp, sigmoid_f64, softplus_f64};
 use crate::rbm::testutil::all_states;
 use crate::rbm::{exact, Rbm};
@@ -371,7 +372,7 @@ fn size_selection_records_the_gap_and_stops_when_it_grows() {
         .take_while(|e| e.units <= sel)
         .filter_map(|e| e.gap)
         .fold(f64::INFINITY, f64::min);
-    if fit.record.stop == FwStop::GapGrew {
+    if matches!(fit.record.stop, StopReason::EarlyStopped { .. }) {
         let last = evals.last().unwrap();
         assert!(last.gap.unwrap() > min_gap + 0.5);
         assert!(last.units > sel);

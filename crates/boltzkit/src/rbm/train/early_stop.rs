@@ -155,9 +155,10 @@ mod tests {
                 .unwrap()
         };
         let out = run(1.0);
-        let StopReason::EarlyStopped { epoch, .. } = out.record.stop else {
+        let StopReason::EarlyStopped { after, .. } = out.record.stop else {
             panic!("expected an early stop, got {:?}", out.record.stop);
         };
+        let epoch = after.count;
         assert!(epoch < 3000 && epoch % 10 == 0);
         assert_eq!(out.record.epochs, epoch);
         let gaps: Vec<f64> = out

@@ -38,6 +38,8 @@ use super::{
 };
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::fit::Count;
+pub use crate::fit::StopReason;
 use crate::io::MetricRecord;
 use crate::rbm::file::Offsets;
 use crate::rbm::model::{fill_batch, visible_means};
@@ -46,51 +48,6 @@ use crate::rng::{derive_rng, derive_seed};
 use rand::seq::SliceRandom;
 use std::collections::BTreeMap;
 use std::time::Instant;
-
-/// Why a run stopped.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StopReason {
-    /// All epochs done.
-    MaxEpochs,
-    /// The divergence guard fired after update `step` of epoch `epoch` (1-based); the model
-    /// returned is the one before that update.
-    Diverged {
-        /// The epoch (1-based) of the failed update.
-        epoch: usize,
-        /// The update (1-based, counted over the run) that failed.
-        step: u64,
-        /// What was wrong (which parameter, its value).
-        detail: String,
-    },
-    /// An observer ended training after `epoch` epochs (e.g. the train/validation gap grew);
-    /// the model returned is the one it observed.
-    EarlyStopped {
-        /// Epochs done.
-        epoch: usize,
-        /// Why, in the observer's words.
-        detail: String,
-    },
-}
-
-impl std::fmt::Display for StopReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StopReason::MaxEpochs => write!(f, "all epochs done"),
-            StopReason::Diverged {
-                epoch,
-                step,
-                detail,
-            } => write!(
-                f,
-                "diverged at update {step} (epoch {epoch}): {detail}; kept the model before it \
-                 (lower the learning rate)"
-            ),
-            StopReason::EarlyStopped { epoch, detail } => {
-                write!(f, "stopped early after epoch {epoch}: {detail}")
-            }
-        }
-    }
-}
 
 /// What a run did.
 #[derive(Debug, Clone, PartialEq)]
@@ -372,7 +329,10 @@ impl<'d> Trainer<'d> {
             Ok(stop)
         };
         let mut stop = match observe(&mut observers, &rbm, 0, 0, lr0, &mut engine)? {
-            Some(detail) => StopReason::EarlyStopped { epoch: 0, detail },
+            Some(detail) => StopReason::EarlyStopped {
+                after: Count::epochs(0),
+                detail,
+            },
             None => StopReason::MaxEpochs,
         };
 
@@ -414,7 +374,7 @@ impl<'d> Trainer<'d> {
             if let Some(detail) = observe(&mut observers, &rbm, epochs_done, step, lr, &mut engine)?
             {
                 stop = StopReason::EarlyStopped {
-                    epoch: epochs_done,
+                    after: Count::epochs(epochs_done),
                     detail,
                 };
                 break;
