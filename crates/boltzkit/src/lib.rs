@@ -17,8 +17,85 @@
 //! | [`error`] | the one [`Error`] type |
 //!
 //! Data flows one way: a file or generator gives a `Dataset`; a learner takes it with its
-//! settings and returns a model plus a training record; estimators take a model (and data) and
-//! return numbers; `io` writes models and records.
+//! settings and returns a model plus a training record (why it stopped: [`fit::StopReason`]);
+//! every model answers the same questions through [`model::Model`] (per-row log-probabilities,
+//! `ln Z` and likelihoods as an [`estimate::Estimate`], samples, files).
+//!
+//! # Quick start
+//!
+//! Each family in a few lines: fit, score, sample. Scores are exact here (small models); for
+//! large RBMs `LogPartition::Auto` switches to AIS and the [`estimate::Estimate`] carries its
+//! standard error.
+//!
+//! A full-span log-linear model learned by the greedy MDL algorithm (Takabatake & Akaho):
+//!
+//! ```
+//! use boltzkit::data::synth::IsingGrid;
+//! use boltzkit::fsll::{fit, FsllParams};
+//! use boltzkit::model::{LogPartition, Model, Sampling};
+//! use boltzkit::rng::rng_from_seed;
+//! let truth = IsingGrid::new(3, 3, 0.5).distribution()?;
+//! let data = truth.sample(2000, &mut rng_from_seed(1))?;
+//! let model = fit(&data, &FsllParams::default())?.model;
+//! let ll = model.log_likelihood(&data, &LogPartition::Exact)?;
+//! assert!(ll.is_exact() && ll.value < 0.0);
+//! let x = model.sample(10, &Sampling::Auto, &mut rng_from_seed(2))?;
+//! assert_eq!(x.n_vars(), 9);
+//! # Ok::<(), boltzkit::Error>(())
+//! ```
+//!
+//! A fully visible Boltzmann machine by maximum pseudo-likelihood (Newton), with standard
+//! errors:
+//!
+//! ```
+//! use boltzkit::fvbm::{inference, newton, Convention, Fvbm};
+//! use boltzkit::model::{LogPartition, Model, Sampling};
+//! use boltzkit::rng::rng_from_seed;
+//! let truth = Fvbm::random(6, 0.3, Convention::Spin, &mut rng_from_seed(3))?;
+//! let data = truth.sample(4000, &Sampling::Auto, &mut rng_from_seed(4))?;
+//! let fit = newton::fit(&data, &newton::NewtonParams::default())?;
+//! let per_row = fit.model.log_probs(&data, &LogPartition::Exact)?.0;
+//! assert_eq!(per_row.len(), 4000);
+//! let se = inference::sandwich(&fit.model, &data, 0.0)?.std_error;
+//! assert!(se.iter().all(|s| s.is_finite() && *s > 0.0));
+//! # Ok::<(), boltzkit::Error>(())
+//! ```
+//!
+//! A restricted Boltzmann machine by PCD-1 (any trainer by its name: `cd-1`, `sdcp-3-4`,
+//! `popcd-1`, `pt-10`, ...):
+//!
+//! ```
+//! use boltzkit::data::synth::BarsAndStripes;
+//! use boltzkit::model::{LogPartition, Model, Sampling};
+//! use boltzkit::rbm::train::{TrainParams, Trainer};
+//! use boltzkit::rbm::Rbm;
+//! use boltzkit::rng::rng_from_seed;
+//! let data = BarsAndStripes::new(3, false)?.dataset()?;
+//! let rbm = Rbm::init_from_data(&data, 6, 0.01, &mut rng_from_seed(1))?;
+//! let params = TrainParams::new().algorithm("pcd-1".parse()?).epochs(50)
+//!     .full_batch().learning_rate(0.1).seed(5);
+//! let rbm = Trainer::new(rbm, &data, params)?.run()?.rbm;
+//! let ll = rbm.log_likelihood(&data, &LogPartition::Auto)?; // exact: 6 hidden units
+//! assert!(ll.is_exact());
+//! let x = rbm.sample(20, &Sampling::Gibbs { steps: 100 }, &mut rng_from_seed(6))?;
+//! assert_eq!(x.n_samples(), 20);
+//! # Ok::<(), boltzkit::Error>(())
+//! ```
+//!
+//! An infinite RBM grown by Frank-Wolfe (Ping, Liu & Ihler), one hidden unit per iteration:
+//!
+//! ```
+//! use boltzkit::data::synth::BarsAndStripes;
+//! use boltzkit::model::{LogPartition, Model};
+//! use boltzkit::rbm::frank_wolfe::{FrankWolfe, FwParams};
+//! let data = BarsAndStripes::new(3, false)?.dataset()?;
+//! let params = FwParams::new().max_units(3).samples(200).eval_every(0).seed(1);
+//! let fit = FrankWolfe::new(&data, params)?.run()?;
+//! assert_eq!(fit.model.n_units(), 3);
+//! let ll = fit.model.log_likelihood(&data, &LogPartition::Exact)?;
+//! assert!(ll.value.is_finite());
+//! # Ok::<(), boltzkit::Error>(())
+//! ```
 #![deny(missing_docs)]
 
 pub mod classify;
