@@ -29,9 +29,16 @@ impl fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// The exit status for `err`: 2 when a [`UsageError`] or an invalid library setting
+/// The exit status for `err`: 130 after an interrupt ([`crate::interrupt::Interrupted`]), 2 when
+/// a [`UsageError`] or an invalid library setting
 /// ([`boltzkit::Error::InvalidParam`], which names a user-facing setting) is in its chain, else 1.
 pub fn code(err: &anyhow::Error) -> u8 {
+    if err
+        .chain()
+        .any(|cause| cause.is::<crate::interrupt::Interrupted>())
+    {
+        return crate::interrupt::EXIT_INTERRUPTED;
+    }
     let usage = err.chain().any(|cause| {
         cause.is::<UsageError>()
             || matches!(

@@ -10,6 +10,7 @@ mod commands;
 mod exit;
 mod fsll_run;
 mod fw_run;
+mod interrupt;
 mod plot;
 mod progress;
 mod report;
@@ -33,7 +34,8 @@ record it in the --json summary: rerun with the same --seed to get the same byte
 Examples:\n  \
 boltzkit gen ising --rows 5 --cols 4 --coupling 0.5 --samples 1000 -o ising.npy --truth p.npy\n  \
 boltzkit gen bn --vars 20 --parents 2 --samples 5000 -o bn.csv --seed 7 --json\n\n\
-Exit status: 0 success, 1 failure at run time (unreadable data, I/O), 2 usage error.",
+Exit status: 0 success, 1 failure at run time (unreadable data, I/O), 2 usage error, 130 \
+interrupted (training commands write the last good model first).",
     propagate_version = true,
     arg_required_else_help = true
 )]

@@ -15,6 +15,40 @@
 
 use serde::Serialize;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A request to stop a run early, shared between the run and whoever asks (a signal handler,
+/// a GUI, a Python `KeyboardInterrupt`): a learner checks it between updates, finishes the
+/// current one, and returns the last good model with [`StopReason::Interrupted`].
+///
+/// ```
+/// use boltzkit::fit::Interrupt;
+/// let flag = Interrupt::new();
+/// let handle = flag.clone();
+/// assert!(!flag.is_set());
+/// handle.set();
+/// assert!(flag.is_set());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Interrupt(Arc<AtomicBool>);
+
+impl Interrupt {
+    /// A flag not yet set.
+    pub fn new() -> Self {
+        Interrupt::default()
+    }
+
+    /// Asks the run to stop after its current update.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a stop was asked for.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
 
 /// A position in a run: `count` epochs, iterations or units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

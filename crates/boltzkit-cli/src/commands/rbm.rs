@@ -566,7 +566,9 @@ impl FitArgs {
             trainer = trainer.add_observer(log, every);
         }
         let bar = progress::bar(self.epochs as u64, "epochs", self.common.quiet);
-        trainer = trainer.add_observer(BarObserver(bar.clone()), 1);
+        trainer = trainer
+            .add_observer(BarObserver(bar.clone()), 1)
+            .interrupt(crate::interrupt::flag());
         let outcome = trainer.run()?;
         bar.finish_and_clear();
         let record = &outcome.record;
@@ -613,6 +615,15 @@ impl FitArgs {
             .set("learn_s", record.wall_s)
             .set("output", self.output.display().to_string());
         summary.emit(&self.common)?;
+        if let StopReason::Interrupted { .. } = record.stop {
+            return Err(crate::interrupt::Interrupted(format!(
+                "interrupted after {} updates ({} epochs); wrote the last good model to {}",
+                record.steps,
+                record.epochs,
+                self.output.display()
+            ))
+            .into());
+        }
         if let StopReason::Diverged { .. } = record.stop {
             anyhow::bail!(
                 "training {}; wrote it to {}",

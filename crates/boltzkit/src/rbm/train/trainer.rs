@@ -38,8 +38,8 @@ use super::{
 };
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::fit::Count;
 pub use crate::fit::StopReason;
+use crate::fit::{Count, Interrupt};
 use crate::io::MetricRecord;
 use crate::rbm::file::Offsets;
 use crate::rbm::model::{fill_batch, visible_means};
@@ -199,6 +199,7 @@ pub struct Trainer<'d> {
     params: TrainParams,
     update: Option<Box<dyn Update + 'd>>,
     observers: Vec<(Box<dyn Observer + 'd>, usize)>,
+    interrupt: Option<Interrupt>,
 }
 
 impl std::fmt::Debug for Trainer<'_> {
@@ -234,7 +235,16 @@ impl<'d> Trainer<'d> {
             params,
             update: None,
             observers: Vec::new(),
+            interrupt: None,
         })
+    }
+
+    /// Stops the run when `flag` is set: after the current update, with
+    /// [`StopReason::Interrupted`] and the model of that update (observers' `finish` still
+    /// runs, so checkpoints and logs are written).
+    pub fn interrupt(mut self, flag: Interrupt) -> Self {
+        self.interrupt = Some(flag);
+        self
     }
 
     /// Trains with `update` (e.g. a user's [`GradientEstimator`]) instead of the update of
@@ -260,6 +270,7 @@ impl<'d> Trainer<'d> {
             params,
             update,
             mut observers,
+            interrupt,
         } = self;
         let start = Instant::now();
         let p = params;
@@ -369,6 +380,13 @@ impl<'d> Trainer<'d> {
                     step -= 1;
                     break 'epochs;
                 }
+                if interrupt.as_ref().is_some_and(Interrupt::is_set) {
+                    stop = StopReason::Interrupted {
+                        after: Count::epochs(epoch),
+                    };
+                    epochs_done = epoch;
+                    break 'epochs;
+                }
             }
             epochs_done = epoch + 1;
             if let Some(detail) = observe(&mut observers, &rbm, epochs_done, step, lr, &mut engine)?
@@ -440,6 +458,30 @@ mod tests {
         AisLogLikelihood, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate,
     };
     use crate::rng::rng_from_seed;
+
+    #[test]
+    fn an_interrupt_ends_the_run_after_the_current_update_with_that_model() {
+        let data = BarsAndStripes::new(3, false).unwrap().dataset().unwrap();
+        let rbm = Rbm::init_from_data(&data, 4, 0.01, &mut rng_from_seed(1)).unwrap();
+        let params = TrainParams::new().epochs(50).batch_size(4).seed(2);
+        let flag = Interrupt::new();
+        flag.set();
+        let out = Trainer::new(rbm.clone(), &data, params)
+            .unwrap()
+            .interrupt(flag)
+            .run()
+            .unwrap();
+        assert_eq!(
+            out.record.stop,
+            StopReason::Interrupted {
+                after: Count::epochs(0)
+            }
+        );
+        assert_eq!((out.record.steps, out.record.epochs), (1, 0));
+        // The model returned carries that one update.
+        assert_ne!(out.rbm, rbm);
+        assert!(out.rbm.is_finite());
+    }
 
     #[test]
     fn invalid_settings_name_their_field() {
