@@ -10,7 +10,6 @@ mod commands;
 mod exit;
 mod fsll_run;
 mod fw_run;
-mod plot;
 mod progress;
 mod report;
 mod repro;
