@@ -11,7 +11,6 @@ mod exit;
 mod fsll_run;
 mod fw_run;
 mod interrupt;
-mod plot;
 mod progress;
 mod report;
 mod repro;

@@ -61,15 +61,9 @@ fn process_cpu_s() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
+/// The median of a bench's timings (never empty).
 fn median(x: &[f64]) -> f64 {
-    let mut v = x.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
+    boltzkit::estimate::stats::median(x).expect("timings")
 }
 
 /// Times `rounds` updates of each side, interleaved A B B A, after 3 warm-up updates each.

@@ -2,8 +2,9 @@
 
 use crate::args::CommonArgs;
 use crate::report::Summary;
-use crate::repro::fsll::{markdown, run_row, Table1Row};
+use crate::repro::ReproProgress;
 use boltzkit::fsll::FsllParams;
+use boltzkit_repro::fsll::{markdown, run_row, Table1Row};
 use clap::Args;
 
 /// `boltzkit demo`.
@@ -32,8 +33,9 @@ impl DemoArgs {
         }
         let rows = [Table1Row::ALL[0], Table1Row::ALL[1], Table1Row::ALL[2]];
         let mut results = Vec::new();
+        let progress = ReproProgress::new(common.quiet);
         for row in rows {
-            results.push(run_row(row, seed, 1, &FsllParams::default(), common.quiet)?);
+            results.push(run_row(row, seed, 1, &FsllParams::default(), &progress)?);
         }
         let table = markdown(&results);
         if common.json {

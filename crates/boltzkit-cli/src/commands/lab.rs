@@ -5,17 +5,16 @@ use crate::commands::rbm::{load_binary, parse_binarize, BinarizeArg};
 use crate::exit::UsageError;
 use crate::progress;
 use crate::report::Summary;
+use crate::repro::BarProgress;
 use anyhow::Context;
-use boltzkit::data::Dataset;
 use boltzkit::io::write_atomic;
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm};
-use boltzkit::rbm::lab::{cd1_reference_model, gradient_bias_variance, BiasVariance, LabParams};
+use boltzkit::rbm::lab::{cd1_reference_model, LabParams};
 use boltzkit::rbm::train::Algorithm;
-use boltzkit::rbm::Rbm;
 use boltzkit::rng::derive_seed;
+use boltzkit_repro::lab::{lab_markdown, run_lab};
 use clap::{Args, Subcommand};
-use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -105,13 +104,6 @@ impl LabArgs {
     }
 }
 
-/// A stable 64-bit key of a name (FNV-1a), for seeds that follow names.
-pub fn name_key(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 /// Parses estimator names, a usage error naming the bad one.
 pub fn parse_estimators(names: &[String]) -> anyhow::Result<Vec<Algorithm>> {
     names
@@ -121,64 +113,6 @@ pub fn parse_estimators(names: &[String]) -> anyhow::Result<Vec<Algorithm>> {
                 .map_err(|e| UsageError::new(format!("--estimators: {e}")).into())
         })
         .collect()
-}
-
-/// Runs the lab for every estimator (in parallel; each seeded from `seed` and its name, so the
-/// results depend neither on the thread count nor on the other estimators listed), advancing
-/// `bar`.
-pub fn run_lab(
-    rbm: &Rbm,
-    data: &Dataset,
-    specs: &[Algorithm],
-    params: &LabParams,
-    bar: &indicatif::ProgressBar,
-) -> anyhow::Result<Vec<BiasVariance>> {
-    let truth = exact::log_likelihood_gradient(rbm, data)?;
-    specs
-        .par_iter()
-        .map(|spec| {
-            let p = LabParams {
-                seed: derive_seed(params.seed, name_key(&spec.to_string())),
-                ..*params
-            };
-            let r = gradient_bias_variance(rbm, data, &truth, spec, &p)
-                .with_context(|| format!("estimator {spec}"));
-            bar.inc(1);
-            r
-        })
-        .collect()
-}
-
-/// The headline diagnostics of an estimator for a table cell: pop-CD's mean effective sample
-/// size as a fraction of the batch, PT's mean exchange rate.
-pub fn diagnostic_notes(d: &BTreeMap<String, f64>) -> String {
-    d.iter()
-        .filter(|(k, _)| k.as_str() == "popcd_ess_frac" || k.as_str() == "pt_swap_rate_mean")
-        .map(|(k, v)| format!("{k} {v:.3}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The results as a Markdown table (squared bias and variance per parameter, 95% intervals).
-pub fn lab_markdown(results: &[BiasVariance]) -> String {
-    let mut out = String::from(
-        "| estimator | squared bias | 95% CI | variance | 95% CI | notes |\n\
-         |---|---|---|---|---|---|\n",
-    );
-    for r in results {
-        out.push_str(&format!(
-            "| {} | {:.3e} | [{:.2e}, {:.2e}] | {:.3e} | [{:.2e}, {:.2e}] | {} |\n",
-            r.estimator,
-            r.sq_bias,
-            r.sq_bias_ci[0],
-            r.sq_bias_ci[1],
-            r.variance,
-            r.variance_ci[0],
-            r.variance_ci[1],
-            diagnostic_notes(&r.diagnostics)
-        ));
-    }
-    out
 }
 
 impl GradientArgs {
@@ -249,7 +183,7 @@ impl GradientArgs {
             ..LabParams::default()
         };
         let bar = progress::bar(specs.len() as u64, "estimators", self.common.quiet);
-        let results = run_lab(&rbm, &data, &specs, &params, &bar)?;
+        let results = run_lab(&rbm, &data, &specs, &params, &BarProgress(&bar))?;
         bar.finish_and_clear();
         let ll = exact::average_log_likelihood(&rbm, &data)?;
         let table = lab_markdown(&results);

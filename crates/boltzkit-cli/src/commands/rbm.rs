@@ -5,7 +5,7 @@ use crate::exit::UsageError;
 use crate::progress;
 use crate::report::Summary;
 use anyhow::Context;
-use boltzkit::data::{read_dataset, write_dataset, Binarize, Dataset, ReadOptions};
+use boltzkit::data::{write_dataset, Binarize, Dataset};
 use boltzkit::rbm::ais::{
     ais_log_partition, data_starts, reverse_ais_log_partition, AisEstimate, AisSchedule,
 };
@@ -350,18 +350,7 @@ impl RbmArgs {
 
 /// Reads a data file of 0/1 values (after the binarization, if any).
 pub(crate) fn load_binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dataset> {
-    let opts = ReadOptions::default().with_binarize(binarize);
-    let data = read_dataset(path, &opts)?;
-    if let Some(j) = data.cardinalities().iter().position(|&k| k != 2) {
-        anyhow::bail!(
-            "{}: an RBM needs 0/1 data, but column {} holds values up to {} (see --binarize)",
-            path.display(),
-            j + 1,
-            data.cardinalities()[j] - 1
-        );
-    }
-    data.require_nonempty()?;
-    Ok(data)
+    boltzkit_repro::data::read_binary(path, binarize)
 }
 
 /// [`load_binary`] of an optional file (`--valid`, `--test`).

@@ -1,27 +1,22 @@
 //! `boltzkit repro <paper>`: regenerate a paper's experiments from scratch.
+//!
+//! The protocols live in `boltzkit_repro`, one module per paper (plan → run → result →
+//! writers). This file parses the flags into a plan, finds the data, runs the plan with a
+//! progress display on stderr, calls the writers and prints: the tables on stdout, the
+//! `--json` summary as the serialized result.
 
 use crate::args::CommonArgs;
-use crate::fsll_run::{fit_with_progress, kl_to_truth};
 use crate::report::Summary;
-use crate::repro::fsll::{markdown, markdown_bm, run_bm_row, run_row, BmKind, Table1Row};
+use crate::repro::ReproProgress;
 use anyhow::Context;
-use boltzkit::data::synth::BayesNet;
-use boltzkit::fsll::{FsllParams, TransformPath};
-use boltzkit::fvbm::exact;
+use boltzkit::fsll::TransformPath;
 use boltzkit::io::write_atomic;
-use boltzkit::rng::{derive_seed, rng_from_seed};
+use boltzkit_repro::data::{find_data_dir, require_file};
+use boltzkit_repro::popcd::{PaperData, PopcdPart as Part};
+use boltzkit_repro::{bslm, frank_wolfe, fsll, popcd, sdcp};
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
-use std::time::Instant;
-
-/// The seed `repro fsll` uses unless `--seed` says otherwise.
-pub const FSLL_REPRO_SEED: u64 = 20_211;
-
-/// The seed `repro bslm` uses unless `--seed` says otherwise.
-pub const BSLM_REPRO_SEED: u64 = 2016;
-
-/// The seed `repro popcd` uses unless `--seed` says otherwise.
-pub const POPCD_REPRO_SEED: u64 = 2017;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
 
 /// `boltzkit repro <paper>`.
 #[derive(Debug, Args)]
@@ -76,7 +71,7 @@ enum ReproPaper {
         Examples:\n  boltzkit repro sdcp --small --epochs 3000 -o sdcp-out\n  \
         boltzkit repro sdcp --mnist --epochs 20 --trials 1 --algos cd,csdcp -o sdcp-mnist"
     )]
-    Sdcp(crate::repro::sdcp::SdcpReproArgs),
+    Sdcp(SdcpReproArgs),
 
     /// Figures 1-2 of Ping, Liu & Ihler (Frank-Wolfe infinite RBM) on Caltech101 and MNIST
     #[command(
@@ -90,7 +85,7 @@ enum ReproPaper {
         Examples:\n  boltzkit repro frank-wolfe --datasets caltech -o fw-out\n  \
         boltzkit repro frank-wolfe --max-units 100 --sizes 50,100 --epochs 20 --ais-steps 1000"
     )]
-    FrankWolfe(crate::repro::frank_wolfe::FwReproArgs),
+    FrankWolfe(FwReproArgs),
     /// The pop-CD paper: log-likelihood curves (Figs. 1-2) and Table 1 (bias / variance)
     #[command(
         long_about = "The experiments of Krause, Fischer & Igel (pop-CD) with 16 hidden \
@@ -131,7 +126,7 @@ struct PopcdReproArgs {
     part: PopcdPart,
     /// Datasets, comma-separated: bas, modes, mnist, caltech
     #[arg(long, value_delimiter = ',', default_value = "bas,modes,mnist")]
-    datasets: Vec<crate::repro::popcd::PaperData>,
+    datasets: Vec<PaperData>,
     /// Learning rates of the curves
     #[arg(long, value_delimiter = ',', default_values_t = [0.1f32, 0.01])]
     lrs: Vec<f32>,
@@ -161,20 +156,18 @@ struct PopcdReproArgs {
     /// Table 1: CD-1 updates of the reference model instead of the paper's
     #[arg(long, value_name = "N")]
     table1_train_iterations: Option<usize>,
-    /// Binarized MNIST training rows
-    #[arg(
-        long,
-        value_name = "FILE",
-        default_value = "../shared/data/binarized_mnist/binarized_mnist_train.amat.gz"
-    )]
-    mnist: PathBuf,
-    /// Caltech101 Silhouettes training rows
-    #[arg(
-        long,
-        value_name = "FILE",
-        default_value = "../shared/data/caltech101_silhouettes/caltech101_silhouettes_28_split1_train.amat.gz"
-    )]
-    caltech: PathBuf,
+    /// Binarized MNIST training rows [default: binarized_mnist/binarized_mnist_train.amat.gz
+    /// in the data folder]
+    #[arg(long, value_name = "FILE")]
+    mnist: Option<PathBuf>,
+    /// Caltech101 Silhouettes training rows [default:
+    /// caltech101_silhouettes/caltech101_silhouettes_28_split1_train.amat.gz in the data folder]
+    #[arg(long, value_name = "FILE")]
+    caltech: Option<PathBuf>,
+    /// The data folder [default: shared/data beside the repository, searched upward from the
+    /// executable and from the working directory; BOLTZKIT_DATA_DIR overrides]
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
     /// Directory for the curve CSVs and popcd.json
     #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
@@ -230,6 +223,140 @@ struct FsllReproArgs {
     common: CommonArgs,
 }
 
+/// `boltzkit repro sdcp`.
+#[derive(Debug, Args)]
+pub struct SdcpReproArgs {
+    /// The small experiments: bars & stripes 3×3 and shifting bar 9/1 (Figs. 1-2)
+    #[arg(long)]
+    small: bool,
+    /// The MNIST experiment (Fig. 3)
+    #[arg(long)]
+    mnist: bool,
+    /// Epochs per run [default: the paper's 50,000 (small) or 200 (MNIST)]
+    #[arg(long, value_name = "N")]
+    epochs: Option<usize>,
+    /// Trials per setting [default: the paper's 25 (small) or 10 (MNIST)]
+    #[arg(long, value_name = "N")]
+    trials: Option<usize>,
+    /// Learning rates, comma-separated [default: 0.3,0.5 (small) or 0.01 (MNIST)]
+    #[arg(long, value_name = "X", value_delimiter = ',')]
+    lr: Vec<f32>,
+    /// Algorithms, comma-separated [default: all five (small) or cd,cg,sdcp,csdcp (MNIST)]
+    #[arg(long, value_name = "NAME", value_delimiter = ',',
+          value_parser = sdcp::ALGORITHMS)]
+    algos: Vec<String>,
+    /// ATLL every N epochs [default: 10 (small) or 10 (MNIST)]
+    #[arg(long, value_name = "N")]
+    eval_every: Option<usize>,
+    /// MNIST: the folder holding binarized_mnist/ [default: shared/data beside the repository,
+    /// searched upward from the executable and from the working directory; BOLTZKIT_DATA_DIR
+    /// overrides]
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// MNIST: AIS chains of the monitor and of the final estimates
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    ais_chains: usize,
+    /// MNIST: linear AIS steps of the monitor (the paper: 10,000)
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    ais_steps: usize,
+    /// Directory for the curves (CSV, PNG), the final table and (MNIST) the models
+    #[arg(short, long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// `boltzkit repro frank-wolfe` flags.
+#[derive(Debug, Args)]
+pub struct FwReproArgs {
+    /// Datasets, comma-separated: caltech, mnist
+    #[arg(long, value_delimiter = ',', default_values_t = ["caltech".to_string(), "mnist".to_string()],
+          value_parser = ["caltech", "mnist"])]
+    datasets: Vec<String>,
+    /// Directory holding caltech101_silhouettes/ and mnist/ [default: shared/data beside the
+    /// repository, searched upward from the executable and from the working directory;
+    /// BOLTZKIT_DATA_DIR overrides]
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// T: Frank-Wolfe grows the model up to this many units
+    #[arg(long, value_name = "T", default_value_t = 700)]
+    max_units: usize,
+    /// Sizes at which CD runs (random and FW-initialized), comma-separated (≤ --max-units)
+    #[arg(long, value_delimiter = ',',
+          default_values_t = [20usize, 50, 100, 200, 300, 400, 500, 600, 700])]
+    sizes: Vec<usize>,
+    /// CD epochs [default: 400 on Caltech, 200 on MNIST, as the paper]
+    #[arg(long, value_name = "N")]
+    epochs: Option<usize>,
+    /// Random initializations of CD per size (the best on validation is kept)
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    restarts: usize,
+    /// CD-k's k
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    k: usize,
+    /// CD learning rates, comma-separated: every CD start (each random one and the FW one) is
+    /// trained at each and the rate best on validation is kept, as the paper selects its fixed
+    /// rate from {0.05, 0.02, 0.01, 0.005} [default: 0.05 alone, to keep runs short]
+    #[arg(long = "lrs", alias = "lr", value_name = "X,..", value_delimiter = ',',
+          default_values_t = [0.05])]
+    lrs: Vec<f64>,
+    /// CD mini-batch size
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    batch_size: usize,
+    /// CD early stopping, as the paper's protocol: every --cd-eval-every epochs the train −
+    /// validation gap is taken and a CD run ends once it has grown this many nats above its
+    /// minimum (off by default: every run takes --epochs)
+    #[arg(long, value_name = "X")]
+    cd_gap_tol: Option<f64>,
+    /// Epochs between the gap checks of --cd-gap-tol
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    cd_eval_every: usize,
+    /// FW: λ (Eqs. 6, 9)
+    #[arg(long, value_name = "X", default_value_t = 0.1)]
+    lambda: f64,
+    /// FW: η of the bias update (Eq. 10)
+    #[arg(long, value_name = "X", default_value_t = 0.5)]
+    bias_lr: f64,
+    /// FW: persistent chains S
+    #[arg(long, value_name = "S", default_value_t = 2000)]
+    samples: usize,
+    /// FW: Gibbs steps per draw
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    gibbs_steps: usize,
+    /// FW: L-BFGS iterations per subproblem
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    lbfgs_iters: usize,
+    /// FW: starts per subproblem (one small random, the others data-row templates)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    starts: usize,
+    /// FW: most bias steps per iteration
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    bias_steps: usize,
+    /// FW: the gap tolerance (nats) of the size selection
+    #[arg(long, value_name = "X", default_value_t = 5.0)]
+    gap_tol: f64,
+    /// FW: units between test log-likelihood / gap evaluations
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    eval_every: usize,
+    /// AIS chains (the paper: 500)
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    ais_chains: usize,
+    /// AIS steps, linear schedule; 0: the standard 14,500-step schedule (the paper's)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    ais_steps: usize,
+    /// Skip the classification (Figure 2)
+    #[arg(long)]
+    no_classify: bool,
+    /// Only redraw the PNGs from the JSON results already in -o DIR (no training)
+    #[arg(long)]
+    replot: bool,
+    /// Output directory (CSV, JSON)
+    #[arg(short, long, value_name = "DIR", default_value = "fw-repro")]
+    output: PathBuf,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
 impl ReproArgs {
     /// Runs the chosen reproduction.
     pub fn run(self) -> anyhow::Result<()> {
@@ -243,108 +370,80 @@ impl ReproArgs {
     }
 }
 
+/// `common` with `default` as the seed unless `--seed` was given.
+fn with_seed(common: &CommonArgs, default: u64) -> CommonArgs {
+    CommonArgs {
+        seed: Some(common.seed.unwrap_or(default)),
+        ..common.clone()
+    }
+}
+
+/// Sets every field of the serialized `report` in `summary`: all of them with `--json`; in the
+/// human form only the short ones (numbers, strings, lists of them), not the tables, which go
+/// to stdout.
+fn set_report<T: Serialize>(
+    summary: &mut Summary,
+    report: &T,
+    common: &CommonArgs,
+) -> anyhow::Result<()> {
+    use serde_json::Value;
+    let Value::Object(fields) = serde_json::to_value(report)? else {
+        anyhow::bail!("a report must serialize to a JSON object");
+    };
+    let short = |v: &Value| match v {
+        Value::Array(items) => items.iter().all(|x| !(x.is_array() || x.is_object())),
+        Value::Object(_) => false,
+        _ => true,
+    };
+    for (k, v) in fields {
+        if common.json || (short(&v) && !k.ends_with("markdown")) {
+            summary.set(k, v);
+        }
+    }
+    Ok(())
+}
+
+/// Prints a table on stdout unless `--json` or `--quiet`.
+fn print_table(table: &str, common: &CommonArgs) {
+    if !common.json && !common.quiet && !table.is_empty() {
+        println!("{table}");
+    }
+}
+
+/// Creates the output folder `dir`.
+fn create_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the output folder {}", dir.display()))
+}
+
 impl FsllReproArgs {
     fn run(self) -> anyhow::Result<()> {
-        let common = CommonArgs {
-            seed: Some(self.common.seed.unwrap_or(FSLL_REPRO_SEED)),
-            ..self.common.clone()
+        let common = with_seed(&self.common, fsll::SEED);
+        let plan = fsll::FsllPlan {
+            seed: common.seed.unwrap_or(fsll::SEED),
+            trials: self.trials as usize,
+            path: match self.path.as_str() {
+                "xor" => TransformPath::Xor,
+                "full" => TransformPath::Full,
+                _ => TransformPath::Auto,
+            },
+            only: self.only.clone(),
+            bm: [("di", fsll::BmKind::Di), ("pcd", fsll::BmKind::Pcd)]
+                .into_iter()
+                .filter(|(k, _)| self.bm.iter().any(|b| b == k))
+                .map(|(_, kind)| kind)
+                .collect(),
+            scale_vars: self.scale_vars,
         };
+        plan.check()?;
         let seed = common.init()?;
         let mut summary = Summary::new("repro fsll", Some(seed));
-        let path = match self.path.as_str() {
-            "xor" => TransformPath::Xor,
-            "full" => TransformPath::Full,
-            _ => TransformPath::Auto,
-        };
-        let params = FsllParams {
-            path,
-            ..FsllParams::default()
-        };
-        let rows: Vec<Table1Row> = Table1Row::ALL
-            .into_iter()
-            .filter(|r| {
-                self.only
-                    .iter()
-                    .any(|o| o.eq_ignore_ascii_case("all") || o.eq_ignore_ascii_case(&r.name()))
-            })
-            .collect();
-        for o in &self.only {
-            let known = ["all", "none"].contains(&o.to_ascii_lowercase().as_str())
-                || Table1Row::ALL
-                    .iter()
-                    .any(|r| r.name().eq_ignore_ascii_case(o));
-            if !known {
-                return Err(crate::exit::UsageError::new(format!(
-                    "--only: unknown dataset `{o}`; expected names like Ising5x4S, BN20-37L, or all/none"
-                ))
-                .into());
-            }
-        }
-        let kinds: Vec<BmKind> = [("di", BmKind::Di), ("pcd", BmKind::Pcd)]
-            .into_iter()
-            .filter(|(k, _)| self.bm.iter().any(|b| b == k))
-            .map(|(_, kind)| kind)
-            .collect();
-        let mut bm_results = Vec::new();
-        for &row in &rows {
-            for &kind in &kinds {
-                bm_results.push(run_bm_row(
-                    row,
-                    kind,
-                    seed,
-                    self.trials as usize,
-                    common.quiet,
-                )?);
-            }
-        }
-        let mut results = Vec::new();
-        for row in rows {
-            results.push(run_row(
-                row,
-                seed,
-                self.trials as usize,
-                &params,
-                common.quiet,
-            )?);
-        }
-        summary
-            .set("trials", self.trials)
-            .set("path", self.path.clone());
-        if !results.is_empty() {
-            let table = markdown(&results);
-            if common.json {
-                summary.set("results", serde_json::to_value(&results)?);
-                summary.set("markdown", table);
-            } else {
-                println!("{table}");
-            }
-        }
-        if !bm_results.is_empty() {
-            let table = markdown_bm(&bm_results);
-            if common.json {
-                summary.set("bm_results", serde_json::to_value(&bm_results)?);
-                summary.set("bm_markdown", table);
-            } else {
-                println!("{table}");
-            }
-        }
-        let scale = self
-            .scale_vars
-            .map(|n| scale_run(n, seed, &params, common.quiet))
-            .transpose()?;
-        if let (Some(v), true) = (&scale, common.json) {
-            summary.set("scale", v.clone());
-        }
+        let report = fsll::run(&plan, &ReproProgress::new(common.quiet))?;
+        set_report(&mut summary, &report, &common)?;
+        print_table(report.markdown.as_deref().unwrap_or(""), &common);
+        print_table(report.bm_markdown.as_deref().unwrap_or(""), &common);
         if let Some(out) = &self.output {
-            let body = serde_json::to_string_pretty(&serde_json::json!({
-                "seed": seed,
-                "trials": self.trials,
-                "path": self.path,
-                "results": results,
-                "bm_results": bm_results,
-                "scale": scale,
-            }))?;
-            write_atomic(out, body.as_bytes())?;
+            write_atomic(out, fsll::results_json(&report, seed)?.as_bytes())?;
             summary.set("output", out.display().to_string());
         }
         summary.emit(&common)
@@ -353,307 +452,215 @@ impl FsllReproArgs {
 
 impl BslmReproArgs {
     fn run(self) -> anyhow::Result<()> {
-        use crate::repro::bslm;
-        let common = CommonArgs {
-            seed: Some(self.common.seed.unwrap_or(BSLM_REPRO_SEED)),
-            ..self.common.clone()
+        let common = with_seed(&self.common, bslm::SEED);
+        let plan = bslm::BslmPlan {
+            seed: common.seed.unwrap_or(bslm::SEED),
+            reps: self.reps as usize,
+            dims: self.dims.clone(),
+            samples: usize::try_from(self.samples)?,
+            tau: self.tau,
         };
+        plan.check()?;
         let seed = common.init()?;
         let mut summary = Summary::new("repro bslm", Some(seed));
-        if let Some(&d) = self
-            .dims
-            .iter()
-            .find(|&&d| !(2..=exact::MAX_EXACT_UNITS).contains(&d))
-        {
-            return Err(crate::exit::UsageError::new(format!(
-                "--dims: each d must lie in 2..={} (exact sampling), found {d}",
-                exact::MAX_EXACT_UNITS
-            ))
-            .into());
-        }
-        if !(self.tau.is_finite() && self.tau >= 0.0) {
-            return Err(crate::exit::UsageError::new("--tau must be a finite number ≥ 0").into());
-        }
-        let mut dims = self.dims.clone();
-        dims.sort_unstable();
-        dims.dedup();
-        let n = usize::try_from(self.samples)?;
-        let reps = self.reps as usize;
         if let Some(dir) = &self.output {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            create_dir(dir)?;
         }
-        let bar = crate::progress::bar((dims.len() * reps) as u64, "runs", common.quiet);
-        let mut runs = Vec::new();
-        for &d in &dims {
-            for rep in 0..reps {
-                bar.set_message(format!("d={d} rep {rep}"));
-                let run = bslm::run_one(d, rep, n, self.tau, seed)
-                    .with_context(|| format!("d = {d}, repetition {rep}"))?;
-                if !common.quiet {
-                    bar.suspend(|| {
-                        eprintln!(
-                            "d={d:>2} rep={rep} sweeps={:>6} stop={:?} monotone={} mple_exists={} mse={:.3e}{}",
-                            run.sweeps,
-                            run.stop,
-                            run.monotone,
-                            run.mple_exists,
-                            run.mse,
-                            if run.mple_exists {
-                                ""
-                            } else {
-                                "  (the MPLE does not exist for this data set: the estimate drifts)"
-                            }
-                        )
-                    });
-                }
-                if let Some(dir) = &self.output {
-                    let path = dir.join(format!("bslm-d{d}-rep{rep}.csv"));
-                    write_atomic(&path, bslm::trace_csv(&run).as_bytes())?;
-                }
-                runs.push(run);
-                bar.inc(1);
+        let report = bslm::run(&plan, &ReproProgress::new(common.quiet))?;
+        set_report(&mut summary, &report, &common)?;
+        summary.set(
+            "plot",
+            self.output
+                .as_ref()
+                .map(|dir| dir.join("bslm-figure1.png").display().to_string()),
+        );
+        print_table(&report.markdown, &common);
+        if let Some(dir) = &self.output {
+            for run in &report.runs {
+                let path = dir.join(format!("bslm-d{}-rep{}.csv", run.d, run.rep));
+                write_atomic(&path, bslm::trace_csv(run).as_bytes())?;
             }
-        }
-        bar.finish_and_clear();
-        let rows = bslm::rows(&runs);
-        let table = bslm::markdown(&rows);
-        let all_monotone = runs.iter().all(|r| r.monotone);
-        summary
-            .set("reps", reps)
-            .set("dims", dims.clone())
-            .set("samples", n)
-            .set("tau", self.tau)
-            .set("all_monotone", all_monotone)
-            .set(
-                "mple_missing",
-                runs.iter().filter(|r| !r.mple_exists).count(),
-            )
-            .set(
-                "plot",
-                self.output
-                    .as_ref()
-                    .map(|dir| dir.join("bslm-figure1.png").display().to_string()),
-            );
-        if common.json {
-            summary.set("rows", serde_json::to_value(&rows)?);
-            summary.set("markdown", table);
-        } else if !common.quiet {
-            println!("{table}");
-        }
-        if let Some(dir) = &self.output {
-            let runs_json: Vec<serde_json::Value> = runs
-                .iter()
-                .map(|r| {
-                    serde_json::json!({"d": r.d, "rep": r.rep, "seed": r.seed,
-                        "sweeps": r.sweeps, "stop": r.stop, "monotone": r.monotone,
-                        "mple_exists": r.mple_exists, "mse": r.mse,
-                        "mean_se2": r.mean_se2, "seconds": r.seconds})
-                })
-                .collect();
-            let body = serde_json::to_string_pretty(&serde_json::json!({
-                "seed": seed, "reps": reps, "dims": dims, "samples": n, "tau": self.tau,
-                "rows": rows, "runs": runs_json,
-            }))?;
-            write_atomic(&dir.join("bslm.json"), body.as_bytes())?;
-            bslm::write_figure1(&dir.join("bslm-figure1.png"), &runs)?;
+            write_atomic(
+                &dir.join("bslm.json"),
+                bslm::results_json(&report, seed)?.as_bytes(),
+            )?;
+            bslm::write_figure1(&dir.join("bslm-figure1.png"), &report.runs)?;
             summary.set("output", dir.display().to_string());
         }
         summary.emit(&common)?;
-        if !all_monotone {
+        if !report.all_monotone {
             anyhow::bail!("a log-pseudo-likelihood trace decreased (see the table)");
         }
         Ok(())
     }
 }
 
-/// Learns an `n`-variable random Bayesian network (3 parents, 100,000 samples); reports time,
-/// size and peak memory (VmHWM), and KL(p*‖p_θ) when n ≤ 28.
-fn scale_run(
-    n: usize,
-    seed: u64,
-    params: &FsllParams,
-    quiet: bool,
-) -> anyhow::Result<serde_json::Value> {
-    let mut rng = rng_from_seed(derive_seed(seed, 5000 + n as u64));
-    let net = BayesNet::random(n, 3, &mut rng)?;
-    let data = net.sample(100_000, &mut rng)?;
-    let start = Instant::now();
-    let fit = fit_with_progress(&data, params, quiet)
-        .with_context(|| format!("learning the {n}-variable network"))?;
-    let learn_s = start.elapsed().as_secs_f64();
-    let peak_during_fit = peak_rss_gib();
-    let kl_truth = if n <= 28 {
-        let truth = net.distribution()?;
-        Some(kl_to_truth(&fit.model, truth.probs())?)
-    } else {
-        None
-    };
-    let v = serde_json::json!({
-        "vars": n,
-        "states": fit.model.layout().n_states(),
-        "samples": data.n_samples(),
-        "edges": net.n_edges(),
-        "learn_s": learn_s,
-        "iterations": fit.record.iterations,
-        "n_basis": fit.model.n_basis(),
-        "kl_data": fit.record.kl_data,
-        "kl_truth": kl_truth,
-        "peak_rss_gib_after_fit": peak_during_fit,
-        "peak_rss_gib_total": peak_rss_gib(),
-    });
-    if !quiet {
-        eprintln!("scale run: {v}");
+impl SdcpReproArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let common = with_seed(&self.common, sdcp::SEED);
+        let mut plan = sdcp::SdcpPlan {
+            seed: common.seed.unwrap_or(sdcp::SEED),
+            small: self.small,
+            mnist: self.mnist,
+            epochs: self.epochs,
+            trials: self.trials,
+            lrs: self.lr.clone(),
+            algos: self.algos.clone(),
+            eval_every: self.eval_every,
+            data_dir: None,
+            ais_chains: self.ais_chains,
+            ais_steps: self.ais_steps,
+            models_dir: self.output.clone(),
+        };
+        if self.mnist {
+            plan.data_dir = Some(find_data_dir(self.data_dir.as_deref(), &plan.data_files())?);
+        }
+        plan.check()?;
+        let seed = common.init()?;
+        if let Some(dir) = &self.output {
+            create_dir(dir)?;
+        }
+        let mut summary = Summary::new("repro sdcp", Some(seed));
+        let report = sdcp::run(&plan, &ReproProgress::new(common.quiet))?;
+        set_report(&mut summary, &report, &common)?;
+        for exp in [&report.small, &report.mnist].into_iter().flatten() {
+            print_table(&exp.table, &common);
+        }
+        if let Some(dir) = &self.output {
+            sdcp::write_experiment(dir, &report)?;
+        }
+        summary.emit(&common)
     }
-    Ok(v)
 }
 
-/// Peak resident memory of this process in GiB (Linux `VmHWM`), when available.
-fn peak_rss_gib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / (1024.0 * 1024.0))
+impl FwReproArgs {
+    fn run(self) -> anyhow::Result<()> {
+        let common = with_seed(&self.common, frank_wolfe::SEED);
+        let mut plan = frank_wolfe::FwPlan {
+            seed: common.seed.unwrap_or(frank_wolfe::SEED),
+            datasets: self.datasets.clone(),
+            data_dir: PathBuf::new(),
+            max_units: self.max_units,
+            sizes: self.sizes.clone(),
+            epochs: self.epochs,
+            restarts: self.restarts,
+            k: self.k,
+            lrs: self.lrs.clone(),
+            batch_size: self.batch_size,
+            cd_gap_tol: self.cd_gap_tol,
+            cd_eval_every: self.cd_eval_every,
+            fw: frank_wolfe::FwSettings {
+                lambda: self.lambda,
+                bias_lr: self.bias_lr,
+                samples: self.samples,
+                gibbs_steps: self.gibbs_steps,
+                lbfgs_iters: self.lbfgs_iters,
+                starts: self.starts,
+                bias_steps: self.bias_steps,
+            },
+            gap_tol: self.gap_tol,
+            eval_every: self.eval_every,
+            ais_chains: self.ais_chains,
+            ais_steps: self.ais_steps,
+            classify: !self.no_classify,
+            output: self.output.clone(),
+        };
+        plan.check()?;
+        if !self.replot {
+            let files = plan.data_files();
+            let needs: Vec<&str> = files.iter().map(String::as_str).collect();
+            plan.data_dir = find_data_dir(self.data_dir.as_deref(), &needs)?;
+        }
+        let seed = common.init()?;
+        create_dir(&self.output)?;
+        let mut summary = Summary::new("repro frank-wolfe", Some(seed));
+        if self.replot {
+            for name in &self.datasets {
+                let path = self.output.join(format!("frank-wolfe-{name}.json"));
+                let text = std::fs::read_to_string(&path).with_context(|| {
+                    format!("reading {} (run without --replot first)", path.display())
+                })?;
+                let result: serde_json::Value = serde_json::from_str(&text).with_context(|| {
+                    format!("{}: not the JSON of repro frank-wolfe", path.display())
+                })?;
+                frank_wolfe::draw_figures(&self.output, name, &result, self.k, self.restarts)?;
+                summary.set(name.clone(), format!("fig1-{name}.png"));
+            }
+        } else {
+            let report = frank_wolfe::run(&plan, &ReproProgress::new(common.quiet))?;
+            set_report(&mut summary, &report, &common)?;
+        }
+        summary.set("output", self.output.display().to_string());
+        summary.emit(&common)
+    }
 }
 
 impl PopcdReproArgs {
     fn run(self) -> anyhow::Result<()> {
         use crate::commands::lab::parse_estimators;
-        use crate::repro::popcd::{
-            curves_csv, curves_figure, curves_markdown, run_curves, summarize, table1_for,
-            table1_markdown, CurveSettings,
+        let common = with_seed(&self.common, popcd::SEED);
+        let mut plan = popcd::PopcdPlan {
+            seed: common.seed.unwrap_or(popcd::SEED),
+            part: match self.part {
+                PopcdPart::Curves => Part::Curves,
+                PopcdPart::Table1 => Part::Table1,
+                PopcdPart::All => Part::All,
+            },
+            datasets: self.datasets.clone(),
+            lrs: self.lrs.clone(),
+            algos: parse_estimators(&self.algos)?,
+            trials: self.trials as usize,
+            iterations: self.iterations.map(|n| n as usize),
+            table1_estimates: self.table1_estimates,
+            table1_estimators: parse_estimators(&self.table1_estimators)?,
+            table1_train_iterations: self.table1_train_iterations,
+            mnist: self.mnist.clone(),
+            caltech: self.caltech.clone(),
         };
-        let common = CommonArgs {
-            seed: Some(self.common.seed.unwrap_or(POPCD_REPRO_SEED)),
-            ..self.common.clone()
-        };
-        let algos = parse_estimators(&self.algos)?;
-        let lab_specs = parse_estimators(&self.table1_estimators)?;
-        if let Some(lr) = self.lrs.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
-            return Err(crate::exit::UsageError::new(format!(
-                "--lrs: each rate must be finite and > 0, found {lr}"
-            ))
-            .into());
+        plan.check()?;
+        // the data files, found and checked before any output is created
+        let files: Vec<(&str, Option<PathBuf>)> = plan
+            .data_files()
+            .into_iter()
+            .map(|(what, given)| (what, given.map(Path::to_path_buf)))
+            .collect();
+        for (what, given) in files {
+            let path = match given {
+                Some(p) => {
+                    require_file(&p, &format!("--{what}"))?;
+                    p
+                }
+                None => {
+                    let file = match what {
+                        "mnist" => boltzkit_repro::data::BINARIZED_MNIST_TRAIN,
+                        _ => boltzkit_repro::data::CALTECH_TRAIN,
+                    };
+                    find_data_dir(self.data_dir.as_deref(), &[file])
+                        .with_context(|| {
+                            format!("{what}: give the file with --{what}, or leave {what} out of --datasets")
+                        })?
+                        .join(file)
+                }
+            };
+            match what {
+                "mnist" => plan.mnist = Some(path),
+                _ => plan.caltech = Some(path),
+            }
         }
-        let mut datasets = self.datasets.clone();
-        datasets.dedup();
         let seed = common.init()?;
         let mut summary = Summary::new("repro popcd", Some(seed));
         if let Some(dir) = &self.output {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            create_dir(dir)?;
         }
-        let spin = crate::progress::spinner("loading data", common.quiet);
-        let data = datasets
-            .iter()
-            .map(|&d| {
-                Ok((
-                    d,
-                    d.load(derive_seed(seed, 100), &self.mnist, &self.caltech)?,
-                ))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        spin.finish_and_clear();
-        let settings = CurveSettings {
-            data,
-            lrs: self.lrs.clone(),
-            algos,
-            trials: self.trials as usize,
-            iterations: self.iterations.map(|n| n as usize),
-            seed,
-        };
-        let do_curves = self.part != PopcdPart::Table1;
-        let do_table = self.part != PopcdPart::Curves;
-        let jobs = if do_curves {
-            settings.data.len() * settings.lrs.len() * settings.trials * settings.algos.len()
-        } else {
-            0
-        } + if do_table {
-            settings.data.len() * lab_specs.len()
-        } else {
-            0
-        };
-        let bar = crate::progress::bar(jobs as u64, "runs", common.quiet);
-        let mut curves = Vec::new();
-        let mut runs = Vec::new();
-        if do_curves {
-            runs = run_curves(&settings, &bar)?;
-            curves = summarize(&settings, &runs);
-            if let Some(dir) = &self.output {
-                let png = dir.join("popcd-curves.png");
-                curves_figure(&png, &curves, &settings.lrs)?;
-                summary.set("figure", png.display().to_string());
-                for (pd, _) in &settings.data {
-                    for &lr in &settings.lrs {
-                        let group: Vec<_> = curves
-                            .iter()
-                            .filter(|c| c.dataset == pd.name() && c.lr == lr)
-                            .collect();
-                        let path = dir.join(format!("curves-{}-lr{lr}.csv", pd.name()));
-                        write_atomic(&path, curves_csv(&group).as_bytes())?;
-                    }
-                }
-            }
-        }
-        let mut tables = Vec::new();
-        let mut table_md = String::new();
-        if do_table {
-            for (pd, data) in &settings.data {
-                let t = table1_for(
-                    *pd,
-                    data,
-                    &lab_specs,
-                    self.table1_train_iterations,
-                    self.table1_estimates,
-                    derive_seed(seed, 200 + pd.id()),
-                    &bar,
-                )
-                .with_context(|| format!("Table 1 on {}", pd.name()))?;
-                table_md.push_str(&table1_markdown(*pd, &t));
-                table_md.push('\n');
-                tables.push(t);
-            }
-        }
-        bar.finish_and_clear();
-        let curves_md = if curves.is_empty() {
-            String::new()
-        } else {
-            curves_markdown(&curves)
-        };
-        summary
-            .set("part", format!("{:?}", self.part).to_lowercase())
-            .set(
-                "datasets",
-                datasets.iter().map(|d| d.name()).collect::<Vec<_>>(),
-            )
-            .set("trials", self.trials)
-            .set("iterations", self.iterations);
-        if common.json {
-            let brief: Vec<serde_json::Value> = curves
-                .iter()
-                .map(|c| {
-                    serde_json::json!({"dataset": c.dataset, "lr": c.lr, "algo": c.algo,
-                        "final_mean": c.final_mean, "best_mean": c.best_mean,
-                        "best_iteration": c.best_iteration, "drop": c.drop,
-                        "guard_stops": c.guard_stops, "diagnostics": c.diagnostics})
-                })
-                .collect();
-            summary.set("curves", brief);
-            summary.set("table1", serde_json::to_value(&tables)?);
-        } else if !common.quiet {
-            println!("{curves_md}\n{table_md}");
+        let report = popcd::run(&plan, &ReproProgress::new(common.quiet))?;
+        set_report(&mut summary, &report, &common)?;
+        if !common.json && !common.quiet {
+            println!("{}\n{}", report.curves_markdown, report.table1_markdown);
         }
         if let Some(dir) = &self.output {
-            let body = serde_json::to_string_pretty(&serde_json::json!({
-                "seed": seed, "trials": self.trials, "iterations": self.iterations,
-                "lrs": self.lrs, "algos": self.algos,
-                "curves": curves, "table1": tables,
-                "runs": runs.iter().map(|r| serde_json::json!({
-                    "dataset": settings.data[r.data].0.name(), "lr": settings.lrs[r.lr],
-                    "algo": settings.algos[r.algo].to_string(), "trial": r.trial,
-                    "final_ll": r.ll.last(), "diverged": r.diverged, "wall_s": r.wall_s,
-                })).collect::<Vec<_>>(),
-                "curves_markdown": curves_md, "table1_markdown": table_md,
-            }))?;
-            write_atomic(&dir.join("popcd.json"), body.as_bytes())?;
+            if let Some(png) = popcd::write_outputs(dir, &report, seed)? {
+                summary.set("figure", png.display().to_string());
+            }
             summary.set("output", dir.display().to_string());
         }
         summary.emit(&common)

@@ -1,7 +1,8 @@
 //! Estimators and metrics: the [`Estimate`] every likelihood figure is reported as, KL,
-//! entropy.
+//! entropy, and the small statistics of repeated runs ([`stats`]).
 
 pub mod metrics;
+pub mod stats;
 pub mod value;
 
 pub use metrics::{entropy, kl_divergence};

@@ -198,16 +198,7 @@ pub struct BiasVariance {
     pub wall_s: f64,
 }
 
-/// The two-sided 95% quantile of Student's t with `df ≥ 1` degrees of freedom (Cornish-Fisher
-/// expansion around the normal; within 2e-3 of the exact value for `df ≥ 3`).
-pub fn t95(df: usize) -> f64 {
-    let z = 1.959_963_984_540_054f64;
-    let n = df.max(1) as f64;
-    let (z3, z5, z7) = (z.powi(3), z.powi(5), z.powi(7));
-    z + (z3 + z) / (4.0 * n)
-        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * n * n)
-        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * n * n * n)
-}
+pub use crate::estimate::stats::t95;
 
 /// Draws `T` estimates of `spec` at the fixed model `rbm` on mini-batches of `data` and
 /// compares them with the exact gradient `truth` (of the average log-likelihood of `data`,

@@ -4,12 +4,14 @@
 use super::{check_vars, gibbs_samples, load_binary, parse_binarize, BinarizeArg};
 use crate::args::CommonArgs;
 use crate::exit::UsageError;
-use crate::plot::{chart_panels, image_grid, line_chart, Chart, Normalize, PixelOrder, Series};
 use crate::report::Summary;
 use boltzkit::io::MetricLog;
 use boltzkit::rbm::file::load_rbm;
 use boltzkit::rbm::{fill_batch, Rbm};
 use boltzkit::rng::derive_seed;
+use boltzkit_repro::plot::{
+    chart_panels, image_grid, line_chart, Chart, Normalize, PixelOrder, Series,
+};
 use clap::{Args, ValueEnum};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -205,7 +207,7 @@ impl PlotArgs {
         let scale = self
             .scale
             .map_or_else(|| (56 / h.max(w)).max(1), |s| s as usize);
-        let mut grid = crate::plot::TileGrid::new(h, w)
+        let mut grid = boltzkit_repro::plot::TileGrid::new(h, w)
             .order(match self.order {
                 OrderArg::Row => PixelOrder::RowMajor,
                 OrderArg::Col => PixelOrder::ColumnMajor,

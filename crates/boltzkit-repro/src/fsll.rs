@@ -1,13 +1,86 @@
-//! Table 1 of the FSLL paper (Sec. 3.4, 3.6): the six artificial datasets, learned by FL.
+//! Table 1 of the FSLL paper (Takabatake & Akaho, Sec. 3.4, 3.6): the six artificial
+//! datasets (Ising5x4S/L, BN20-37S/L, BN20-54S/L) generated from fixed, recorded seeds and
+//! learned by FL, one sample seed per trial, medians next to the paper's values; optionally the
+//! Boltzmann-machine baselines (BM-DI, BM-PCD) on the same samples and a scale run on an
+//! N-variable Bayesian network.
+//!
+//! Plan → run → result: [`FsllPlan`] → [`run`] → [`FsllReport`]; [`markdown`] and
+//! [`markdown_bm`] write the tables.
 
-use crate::fsll_run::{fit_with_progress, outcome, FsllOutcome};
+use crate::Progress;
 use anyhow::Context;
 use boltzkit::data::synth::{BayesNet, Distribution, IsingGrid};
 use boltzkit::data::Dataset;
-use boltzkit::fsll::FsllParams;
+use boltzkit::estimate::kl_divergence;
+use boltzkit::estimate::stats::median;
+use boltzkit::fsll::{fit_observed, FsllFit, FsllModel, FsllParams, TransformPath};
 use boltzkit::fvbm::{exact, mle, n_params, pcd};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use serde::Serialize;
+use std::time::Instant;
+
+/// The seed `repro fsll` uses unless told otherwise.
+pub const SEED: u64 = 20_211;
+
+/// The figures of Table 1 for one fit.
+#[derive(Debug, Clone, Serialize)]
+pub struct FsllOutcome {
+    /// `KL(p_d‖p_θ)` in nats.
+    pub kl_data: f64,
+    /// `KL(p*‖p_θ)` in nats, when the truth is known.
+    pub kl_truth: Option<f64>,
+    /// Basis functions in use.
+    pub n_basis: usize,
+    /// Final cost (Eq. 7).
+    pub cost: f64,
+    /// Iterations of Algorithm 1.
+    pub iterations: usize,
+    /// Wall seconds of learning alone.
+    pub learn_s: f64,
+}
+
+/// KL(p*‖p_θ) against an explicit true distribution over all states.
+pub fn kl_to_truth(model: &FsllModel, truth: &[f64]) -> anyhow::Result<f64> {
+    let n = model.layout().n_states();
+    if truth.len() != n {
+        anyhow::bail!(
+            "the true distribution has {} states but the model has {n} (cardinalities {:?})",
+            truth.len(),
+            model.cardinalities()
+        );
+    }
+    Ok(kl_divergence(truth, &model.log_probs())?)
+}
+
+/// The Table-1 figures of a finished fit.
+pub fn outcome(fit: &FsllFit, truth: Option<&[f64]>) -> anyhow::Result<FsllOutcome> {
+    Ok(FsllOutcome {
+        kl_data: fit.record.kl_data,
+        kl_truth: truth.map(|t| kl_to_truth(&fit.model, t)).transpose()?,
+        n_basis: fit.model.n_basis(),
+        cost: fit.record.final_cost,
+        iterations: fit.record.iterations,
+        learn_s: fit.record.seconds,
+    })
+}
+
+/// Fits `data`, reporting iteration, cost and basis size every 16 iterations as the message of
+/// the current stage.
+fn fit_reported(
+    data: &Dataset,
+    params: &FsllParams,
+    progress: &dyn Progress,
+) -> anyhow::Result<FsllFit> {
+    fit_observed(data, params, |p| {
+        if p.iteration % 16 == 0 {
+            progress.message(&format!(
+                "learning FSLL: iteration {}, cost {:.5}, {} basis functions",
+                p.iteration, p.cost, p.n_basis
+            ));
+        }
+    })
+    .context("learning the FSLL model")
+}
 
 /// One of the six datasets of Sec. 3.4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -154,29 +227,33 @@ pub struct Table1Result {
     pub paper: PaperFigures,
 }
 
-/// Learns `row` for `trials` sample seeds.
+/// Learns `row` for `trials` sample seeds; one step of `progress` per trial, a note with its
+/// figures.
 pub fn run_row(
     row: Table1Row,
     seed: u64,
     trials: usize,
     params: &FsllParams,
-    quiet: bool,
+    progress: &dyn Progress,
 ) -> anyhow::Result<Table1Result> {
     let mut outs = Vec::with_capacity(trials);
     for t in 0..trials {
         let (truth, data) = row.generate(seed, t as u64)?;
-        let fit = fit_with_progress(&data, params, true)
+        progress.message(&format!("{} trial {t}", row.name()));
+        let fit = fit_observed(&data, params, |_| {})
+            .context("learning the FSLL model")
             .with_context(|| format!("learning {} (trial {t})", row.name()))?;
         let out = outcome(&fit, Some(truth.probs()))?;
-        if !quiet {
-            eprintln!(
+        progress.advance(1);
+        {
+            progress.note(&format!(
                 "{} trial {t}: KL(p_d||p) {:.4}, KL(p*||p) {:.4}, {} basis, {:.3} s",
                 row.name(),
                 out.kl_data,
                 out.kl_truth.unwrap_or(f64::NAN),
                 out.n_basis,
                 out.learn_s
-            );
+            ));
         }
         outs.push(out);
     }
@@ -189,18 +266,13 @@ pub fn run_row(
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
+/// The median over trials (NaN for none).
+fn median_of<T>(outs: &[T], f: impl Fn(&T) -> f64) -> f64 {
+    median(&outs.iter().map(f).collect::<Vec<_>>()).unwrap_or(f64::NAN)
 }
 
 fn median_outcome(outs: &[FsllOutcome]) -> FsllOutcome {
-    let med = |f: &dyn Fn(&FsllOutcome) -> f64| median(outs.iter().map(f).collect());
+    let med = |f: &dyn Fn(&FsllOutcome) -> f64| median_of(outs, f);
     FsllOutcome {
         kl_data: med(&|o| o.kl_data),
         kl_truth: outs[0]
@@ -337,7 +409,7 @@ pub fn run_bm_row(
     kind: BmKind,
     seed: u64,
     trials: usize,
-    quiet: bool,
+    progress: &dyn Progress,
 ) -> anyhow::Result<BmResult> {
     let mut outs = Vec::with_capacity(trials);
     for t in 0..trials {
@@ -376,8 +448,9 @@ pub fn run_bm_row(
             learn_s,
             stop,
         };
-        if !quiet {
-            eprintln!(
+        progress.advance(1);
+        {
+            progress.note(&format!(
                 "{} {} trial {t}: KL(p_d||p) {:.4}, KL(p*||p) {:.4}, {} iterations ({}), {:.3} s",
                 row.name(),
                 kind.name(),
@@ -386,11 +459,11 @@ pub fn run_bm_row(
                 out.iterations,
                 out.stop,
                 out.learn_s
-            );
+            ));
         }
         outs.push(out);
     }
-    let med = |f: &dyn Fn(&BmOutcome) -> f64| median(outs.iter().map(f).collect());
+    let med = |f: &dyn Fn(&BmOutcome) -> f64| median_of(&outs, f);
     let median_out = BmOutcome {
         kl_data: med(&|o| o.kl_data),
         kl_truth: med(&|o| o.kl_truth),
@@ -440,6 +513,237 @@ pub fn markdown_bm(results: &[BmResult]) -> String {
     s
 }
 
+/// What `repro fsll` runs: the rows of Table 1 (by name), the trials per row, the learner's
+/// update path, the Boltzmann-machine baselines and the scale run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FsllPlan {
+    /// Seed of the data and of BM-PCD's chains [default: [`SEED`]].
+    pub seed: u64,
+    /// Trials (sample seeds) per row; the tables show medians [default: 5].
+    pub trials: usize,
+    /// The learner's update path [default: auto, XOR for binary data].
+    pub path: TransformPath,
+    /// Rows by name (`Ising5x4S`, `BN20-37L`, ...; case-insensitive), `all` or `none`
+    /// [default: all].
+    pub only: Vec<String>,
+    /// Boltzmann-machine baselines fitted to the same samples [default: none].
+    pub bm: Vec<BmKind>,
+    /// Also learn an N-variable random Bayesian network (3 parents, 100,000 samples)
+    /// [default: none].
+    pub scale_vars: Option<usize>,
+}
+
+impl Default for FsllPlan {
+    fn default() -> Self {
+        FsllPlan {
+            seed: SEED,
+            trials: 5,
+            path: TransformPath::Auto,
+            only: vec!["all".into()],
+            bm: Vec::new(),
+            scale_vars: None,
+        }
+    }
+}
+
+impl FsllPlan {
+    /// Checks the settings: at least one trial, every name in `only` known.
+    pub fn check(&self) -> boltzkit::Result<()> {
+        if self.trials == 0 {
+            return Err(boltzkit::Error::param("--trials", "must be at least 1"));
+        }
+        for o in &self.only {
+            let known = ["all", "none"].contains(&o.to_ascii_lowercase().as_str())
+                || Table1Row::ALL
+                    .iter()
+                    .any(|r| r.name().eq_ignore_ascii_case(o));
+            if !known {
+                return Err(boltzkit::Error::param(
+                    "--only",
+                    format!(
+                        "unknown dataset `{o}`; expected names like Ising5x4S, BN20-37L, or all/none"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows of Table 1 the plan names, in the paper's order.
+    pub fn rows(&self) -> Vec<Table1Row> {
+        Table1Row::ALL
+            .into_iter()
+            .filter(|r| {
+                self.only
+                    .iter()
+                    .any(|o| o.eq_ignore_ascii_case("all") || o.eq_ignore_ascii_case(&r.name()))
+            })
+            .collect()
+    }
+
+    /// The learner's settings.
+    pub fn params(&self) -> FsllParams {
+        FsllParams {
+            path: self.path,
+            ..FsllParams::default()
+        }
+    }
+}
+
+/// The scale run: an N-variable random Bayesian network learned from 100,000 samples.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScaleRun {
+    /// Variables.
+    pub vars: usize,
+    /// States (2^vars).
+    pub states: usize,
+    /// Samples.
+    pub samples: usize,
+    /// Edges of the network.
+    pub edges: usize,
+    /// Seconds of learning.
+    pub learn_s: f64,
+    /// Iterations of Algorithm 1.
+    pub iterations: usize,
+    /// Basis functions learned.
+    pub n_basis: usize,
+    /// KL(p_d‖p_θ) in nats.
+    pub kl_data: f64,
+    /// KL(p*‖p_θ) in nats (for at most 28 variables).
+    pub kl_truth: Option<f64>,
+    /// Peak resident memory after the fit, GiB (Linux `VmHWM`).
+    pub peak_rss_gib_after_fit: Option<f64>,
+    /// Peak resident memory at the end, GiB.
+    pub peak_rss_gib_total: Option<f64>,
+}
+
+/// Everything `repro fsll` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct FsllReport {
+    /// Trials per row.
+    pub trials: usize,
+    /// The learner's update path.
+    pub path: TransformPath,
+    /// The FL rows (absent when none ran).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<Table1Result>,
+    /// [`markdown`] of the FL rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub markdown: Option<String>,
+    /// The Boltzmann-machine rows (absent when none ran).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bm_results: Vec<BmResult>,
+    /// [`markdown_bm`] of the Boltzmann-machine rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm_markdown: Option<String>,
+    /// The scale run, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale: Option<ScaleRun>,
+}
+
+/// Runs the plan: the baselines of every row first, then FL on every row, then the scale run.
+pub fn run(plan: &FsllPlan, progress: &dyn Progress) -> anyhow::Result<FsllReport> {
+    plan.check()?;
+    let params = plan.params();
+    let rows = plan.rows();
+    let fits = rows.len() * plan.trials * (1 + plan.bm.len());
+    progress.stage("fits", Some(fits as u64));
+    let mut bm_results = Vec::new();
+    for &row in &rows {
+        for &kind in &plan.bm {
+            bm_results.push(run_bm_row(row, kind, plan.seed, plan.trials, progress)?);
+        }
+    }
+    let mut results = Vec::new();
+    for &row in &rows {
+        results.push(run_row(row, plan.seed, plan.trials, &params, progress)?);
+    }
+    progress.finish();
+    let scale = plan
+        .scale_vars
+        .map(|n| scale_run(n, plan.seed, &params, progress))
+        .transpose()?;
+    Ok(FsllReport {
+        trials: plan.trials,
+        path: plan.path,
+        markdown: (!results.is_empty()).then(|| markdown(&results)),
+        results,
+        bm_markdown: (!bm_results.is_empty()).then(|| markdown_bm(&bm_results)),
+        bm_results,
+        scale,
+    })
+}
+
+/// The JSON file of `repro fsll -o`: every trial, medians, the paper's values, the seed.
+pub fn results_json(report: &FsllReport, seed: u64) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(&serde_json::json!({
+        "seed": seed,
+        "trials": report.trials,
+        "path": report.path,
+        "results": report.results,
+        "bm_results": report.bm_results,
+        "scale": report.scale,
+    }))?)
+}
+
+/// Learns an `n`-variable random Bayesian network (3 parents, 100,000 samples); reports time,
+/// size and peak memory (VmHWM), and KL(p*‖p_θ) when n ≤ 28.
+fn scale_run(
+    n: usize,
+    seed: u64,
+    params: &FsllParams,
+    progress: &dyn Progress,
+) -> anyhow::Result<ScaleRun> {
+    let mut rng = rng_from_seed(derive_seed(seed, 5000 + n as u64));
+    let net = BayesNet::random(n, 3, &mut rng)?;
+    let data = net.sample(100_000, &mut rng)?;
+    progress.stage(&format!("scale run: {n} variables"), None);
+    let start = Instant::now();
+    let fit = fit_reported(&data, params, progress)
+        .with_context(|| format!("learning the {n}-variable network"))?;
+    progress.finish();
+    for w in fit.record.warnings() {
+        progress.note(&format!("warning: {w}"));
+    }
+    progress.note(&format!(
+        "learned {} basis functions in {} iterations ({:.3} s)",
+        fit.model.n_basis(),
+        fit.record.iterations,
+        start.elapsed().as_secs_f64()
+    ));
+    let learn_s = start.elapsed().as_secs_f64();
+    let peak_during_fit = peak_rss_gib();
+    let kl_truth = if n <= 28 {
+        let truth = net.distribution()?;
+        Some(kl_to_truth(&fit.model, truth.probs())?)
+    } else {
+        None
+    };
+    let v = ScaleRun {
+        vars: n,
+        states: fit.model.layout().n_states(),
+        samples: data.n_samples(),
+        edges: net.n_edges(),
+        learn_s,
+        iterations: fit.record.iterations,
+        n_basis: fit.model.n_basis(),
+        kl_data: fit.record.kl_data,
+        kl_truth,
+        peak_rss_gib_after_fit: peak_during_fit,
+        peak_rss_gib_total: peak_rss_gib(),
+    };
+    progress.note(&format!("scale run: {}", serde_json::to_string(&v)?));
+    Ok(v)
+}
+
+/// Peak resident memory of this process in GiB (Linux `VmHWM`), when available.
+fn peak_rss_gib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / (1024.0 * 1024.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,8 +791,22 @@ mod tests {
     }
 
     #[test]
-    fn median_of_even_and_odd() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+    fn plan_runs_one_small_row_and_checks_names() {
+        let plan = FsllPlan {
+            trials: 1,
+            only: vec!["BN20-37S".into()],
+            ..FsllPlan::default()
+        };
+        let report = run(&plan, &crate::Silent).unwrap();
+        assert_eq!(report.results.len(), 1);
+        assert_eq!(report.results[0].name, "BN20-37S");
+        assert!(report.markdown.as_deref().unwrap().contains("| BN20-37S |"));
+        let v = serde_json::to_value(&report).unwrap();
+        assert!(v.get("bm_results").is_none() && v.get("scale").is_none());
+        let bad = FsllPlan {
+            only: vec!["nonsense".into()],
+            ..FsllPlan::default()
+        };
+        assert!(bad.check().is_err());
     }
 }

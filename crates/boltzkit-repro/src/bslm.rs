@@ -4,12 +4,21 @@
 //! average MSE of the estimate over the repetitions. Whether the MPLE exists is decided exactly
 //! by the separation LP (`boltzkit::fvbm::separation::check`); the MSE is compared with the
 //! sandwich variance only where it does.
+//!
+//! Plan → run → result: [`BslmPlan`] → [`run`] → [`BslmReport`]; [`markdown`],
+//! [`trace_csv`], [`results_json`] and [`write_figure1`] write it.
 
 use crate::plot::{chart_panels, Chart, Series};
+use crate::Progress;
+use anyhow::Context;
+use boltzkit::estimate::stats::mean;
 use boltzkit::fvbm::{bslm, exact, inference, Convention, Fvbm, MpleParams, StopReason};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use serde::Serialize;
 use std::path::Path;
+
+/// The seed `repro bslm` uses unless told otherwise.
+pub const SEED: u64 = 2016;
 
 /// The paper's average MSE over five repetitions, per d (Sec. 5).
 pub const PAPER_MSE: [(usize, f64); 4] =
@@ -187,7 +196,6 @@ pub fn rows(runs: &[BslmRun]) -> Vec<BslmRow> {
         .map(|d| {
             let rs: Vec<&BslmRun> = runs.iter().filter(|r| r.d == d).collect();
             let ok: Vec<&&BslmRun> = rs.iter().filter(|r| r.mple_exists).collect();
-            let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
             let sweeps: usize = rs.iter().map(|r| r.sweeps).sum();
             let secs: f64 = rs.iter().map(|r| r.seconds).sum();
             BslmRow {
@@ -230,6 +238,159 @@ pub fn markdown(rows: &[BslmRow]) -> String {
         ));
     }
     s
+}
+
+/// What `repro bslm` runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BslmPlan {
+    /// Seed of every truth, data set and start [default: [`SEED`]].
+    pub seed: u64,
+    /// Repetitions per d [default: 5].
+    pub reps: usize,
+    /// Dimensions d, each in 2..=[`exact::MAX_EXACT_UNITS`] (exact sampling) [default: 5, 10,
+    /// 15, 20].
+    pub dims: Vec<usize>,
+    /// Observations per data set [default: 16,000].
+    pub samples: usize,
+    /// Stopping tolerance τ on the log-PL gain per sweep [default: 1e-5].
+    pub tau: f64,
+}
+
+impl Default for BslmPlan {
+    fn default() -> Self {
+        BslmPlan {
+            seed: SEED,
+            reps: 5,
+            dims: vec![5, 10, 15, 20],
+            samples: 16_000,
+            tau: 1e-5,
+        }
+    }
+}
+
+impl BslmPlan {
+    /// Checks the settings.
+    pub fn check(&self) -> boltzkit::Result<()> {
+        if let Some(&d) = self
+            .dims
+            .iter()
+            .find(|&&d| !(2..=exact::MAX_EXACT_UNITS).contains(&d))
+        {
+            return Err(boltzkit::Error::param(
+                "--dims",
+                format!(
+                    "each d must lie in 2..={} (exact sampling), found {d}",
+                    exact::MAX_EXACT_UNITS
+                ),
+            ));
+        }
+        if !(self.tau.is_finite() && self.tau >= 0.0) {
+            return Err(boltzkit::Error::param(
+                "--tau",
+                "must be a finite number ≥ 0",
+            ));
+        }
+        if self.reps == 0 || self.samples == 0 {
+            return Err(boltzkit::Error::param(
+                "--reps/--samples",
+                "must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The dimensions in increasing order, each once.
+    pub fn sorted_dims(&self) -> Vec<usize> {
+        let mut dims = self.dims.clone();
+        dims.sort_unstable();
+        dims.dedup();
+        dims
+    }
+}
+
+/// Everything `repro bslm` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct BslmReport {
+    /// Repetitions per d.
+    pub reps: usize,
+    /// Dimensions, increasing.
+    pub dims: Vec<usize>,
+    /// Observations per data set.
+    pub samples: usize,
+    /// Stopping tolerance.
+    pub tau: f64,
+    /// True when every log-PL trace is monotone.
+    pub all_monotone: bool,
+    /// Runs where the MPLE does not exist.
+    pub mple_missing: usize,
+    /// The per-d summary.
+    pub rows: Vec<BslmRow>,
+    /// [`markdown`] of the rows.
+    pub markdown: String,
+    /// Every run (traces included; in [`results_json`], not in the summary).
+    #[serde(skip)]
+    pub runs: Vec<BslmRun>,
+}
+
+/// Runs every (d, repetition), one progress step each with a note of its figures.
+pub fn run(plan: &BslmPlan, progress: &dyn Progress) -> anyhow::Result<BslmReport> {
+    plan.check()?;
+    let dims = plan.sorted_dims();
+    progress.stage("runs", Some((dims.len() * plan.reps) as u64));
+    let mut runs = Vec::new();
+    for &d in &dims {
+        for rep in 0..plan.reps {
+            progress.message(&format!("d={d} rep {rep}"));
+            let run = run_one(d, rep, plan.samples, plan.tau, plan.seed)
+                .with_context(|| format!("d = {d}, repetition {rep}"))?;
+            progress.note(&format!(
+                "d={d:>2} rep={rep} sweeps={:>6} stop={:?} monotone={} mple_exists={} mse={:.3e}{}",
+                run.sweeps,
+                run.stop,
+                run.monotone,
+                run.mple_exists,
+                run.mse,
+                if run.mple_exists {
+                    ""
+                } else {
+                    "  (the MPLE does not exist for this data set: the estimate drifts)"
+                }
+            ));
+            runs.push(run);
+            progress.advance(1);
+        }
+    }
+    progress.finish();
+    let rows = rows(&runs);
+    Ok(BslmReport {
+        reps: plan.reps,
+        dims,
+        samples: plan.samples,
+        tau: plan.tau,
+        all_monotone: runs.iter().all(|r| r.monotone),
+        mple_missing: runs.iter().filter(|r| !r.mple_exists).count(),
+        markdown: markdown(&rows),
+        rows,
+        runs,
+    })
+}
+
+/// The JSON file `bslm.json`: the settings, the rows and every run (without its trace).
+pub fn results_json(report: &BslmReport, seed: u64) -> anyhow::Result<String> {
+    let runs_json: Vec<serde_json::Value> = report
+        .runs
+        .iter()
+        .map(|r| {
+            serde_json::json!({"d": r.d, "rep": r.rep, "seed": r.seed,
+                "sweeps": r.sweeps, "stop": r.stop, "monotone": r.monotone,
+                "mple_exists": r.mple_exists, "mse": r.mse,
+                "mean_se2": r.mean_se2, "seconds": r.seconds})
+        })
+        .collect();
+    Ok(serde_json::to_string_pretty(&serde_json::json!({
+        "seed": seed, "reps": report.reps, "dims": report.dims, "samples": report.samples,
+        "tau": report.tau, "rows": report.rows, "runs": runs_json,
+    }))?)
 }
 
 #[cfg(test)]
@@ -288,6 +449,11 @@ mod tests {
             .info()
             .clone();
         let (w, h) = crate::plot::PANEL;
+        let plan = BslmPlan {
+            dims: vec![1],
+            ..BslmPlan::default()
+        };
+        assert!(plan.check().is_err());
         assert_eq!((info.width, info.height), (w, 2 * h));
     }
 }

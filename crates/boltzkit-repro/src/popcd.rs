@@ -10,11 +10,18 @@
 //! rows, batch 500). The paper's Letters set is not available; Caltech101 Silhouettes (4,100
 //! training rows, batch 410) stands in with Letters' iteration counts. The curves are written
 //! as CSV and drawn as one PNG ([`curves_figure`]).
+//!
+//! Plan → run → result: [`PopcdPlan`] → [`run`] → [`PopcdReport`]; [`write_outputs`] writes
+//! the CSVs, the PNG and `popcd.json`.
 
-use crate::commands::lab::{diagnostic_notes, lab_markdown, run_lab};
+use crate::lab::{diagnostic_notes, lab_markdown, run_lab};
 use crate::plot::{chart_panels, Chart, Series};
+use crate::Progress;
+use anyhow::Context;
 use boltzkit::data::synth::{ArtificialModes, BarsAndStripes};
 use boltzkit::data::{read_dataset, Dataset, ReadOptions};
+use boltzkit::estimate::stats::mean_sd;
+use boltzkit::io::write_atomic;
 use boltzkit::rbm::exact;
 use boltzkit::rbm::lab::{cd1_reference_model, BiasVariance, LabParams};
 use boltzkit::rbm::train::{Algorithm, ExactLogLikelihood, StopReason, TrainParams, Trainer};
@@ -22,8 +29,11 @@ use boltzkit::rbm::Rbm;
 use boltzkit::rng::{derive_rng, derive_seed};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// The seed `repro popcd` uses unless told otherwise.
+pub const SEED: u64 = 2017;
 
 /// Iterations between two exact log-likelihood evaluations (the paper's 100).
 pub const EVAL_EVERY: usize = 100;
@@ -120,9 +130,16 @@ impl PaperData {
         }
     }
 
-    /// The dataset: generated (bars & stripes; Artificial Modes from `seed`) or read.
-    pub fn load(self, seed: u64, mnist: &Path, caltech: &Path) -> anyhow::Result<Dataset> {
-        let read = |p: &Path, what: &str| -> anyhow::Result<Dataset> {
+    /// The dataset: generated (bars & stripes; Artificial Modes from `seed`) or read from
+    /// `mnist` / `caltech`.
+    pub fn load(
+        self,
+        seed: u64,
+        mnist: Option<&Path>,
+        caltech: Option<&Path>,
+    ) -> anyhow::Result<Dataset> {
+        let read = |p: Option<&Path>, what: &str| -> anyhow::Result<Dataset> {
+            let p = p.ok_or_else(|| anyhow::anyhow!("{what}: no file given (--{what})"))?;
             read_dataset(p, &ReadOptions::default()).map_err(|e| {
                 anyhow::anyhow!(
                     "{what}: {e} (give the file with --{what}, or leave {what} out of --datasets)"
@@ -315,30 +332,33 @@ pub fn summarize(s: &CurveSettings, runs: &[CurveRun]) -> Vec<CurveSummary> {
                 if group.is_empty() {
                     continue;
                 }
-                let (mut mean, mut sd) = (Vec::new(), Vec::new());
+                let (mut means, mut sd) = (Vec::new(), Vec::new());
                 for i in 0..points.len() {
                     let xs: Vec<f64> = group
                         .iter()
                         .filter_map(|r| r.ll.get(i).copied())
                         .filter(|x| x.is_finite())
                         .collect();
-                    let n = xs.len() as f64;
-                    let m = xs.iter().sum::<f64>() / n;
-                    let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-                    mean.push(m);
-                    sd.push(v.sqrt());
+                    // no finite value: a NaN mean and a zero spread
+                    let (m, s) = mean_sd(&xs).unwrap_or((f64::NAN, 0.0));
+                    means.push(m);
+                    sd.push(s);
                 }
-                let (best_i, best) = mean.iter().enumerate().filter(|(_, x)| x.is_finite()).fold(
-                    (0, f64::NEG_INFINITY),
-                    |(bi, b), (i, &x)| {
-                        if x > b {
-                            (i, x)
-                        } else {
-                            (bi, b)
-                        }
-                    },
-                );
-                let final_mean = *mean.last().unwrap_or(&f64::NAN);
+                let (best_i, best) = means
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, x)| x.is_finite())
+                    .fold(
+                        (0, f64::NEG_INFINITY),
+                        |(bi, b), (i, &x)| {
+                            if x > b {
+                                (i, x)
+                            } else {
+                                (bi, b)
+                            }
+                        },
+                    );
+                let final_mean = *means.last().unwrap_or(&f64::NAN);
                 let mut diagnostics = std::collections::BTreeMap::new();
                 for r in &group {
                     for (k, v) in &r.diagnostics {
@@ -351,7 +371,7 @@ pub fn summarize(s: &CurveSettings, runs: &[CurveRun]) -> Vec<CurveSummary> {
                     algo: s.algos[a].to_string(),
                     trials: group.len(),
                     iterations: points.clone(),
-                    mean,
+                    mean: means,
                     sd,
                     final_mean,
                     best_mean: best,
@@ -461,7 +481,7 @@ pub fn table1_for(
     train_iterations: Option<usize>,
     estimates: usize,
     seed: u64,
-    bar: &indicatif::ProgressBar,
+    progress: &dyn Progress,
 ) -> anyhow::Result<Table1Data> {
     let start = Instant::now();
     let iters = train_iterations.unwrap_or_else(|| pd.lab_iterations());
@@ -479,7 +499,7 @@ pub fn table1_for(
         seed: derive_seed(seed, 1),
         ..LabParams::default()
     };
-    let results = run_lab(&rbm, data, specs, &params, bar)?;
+    let results = run_lab(&rbm, data, specs, &params, progress)?;
     Ok(Table1Data {
         dataset: pd.name().into(),
         train_updates: steps,
@@ -525,10 +545,7 @@ pub fn table1_markdown(pd: PaperData, t: &Table1Data) -> String {
 }
 
 /// Runs every curve job in parallel (results do not depend on the thread count).
-pub fn run_curves(
-    s: &CurveSettings,
-    bar: &indicatif::ProgressBar,
-) -> anyhow::Result<Vec<CurveRun>> {
+pub fn run_curves(s: &CurveSettings, progress: &dyn Progress) -> anyhow::Result<Vec<CurveRun>> {
     let mut jobs = Vec::new();
     for d in 0..s.data.len() {
         for l in 0..s.lrs.len() {
@@ -549,10 +566,309 @@ pub fn run_curves(
                     s.algos[a]
                 ))
             });
-            bar.inc(1);
+            progress.advance(1);
             r
         })
         .collect()
+}
+
+/// Which part of the paper to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PopcdPart {
+    /// The log-likelihood curves (first experiment set).
+    Curves,
+    /// Table 1 (third experiment set).
+    Table1,
+    /// Both.
+    All,
+}
+
+/// What `repro popcd` runs.
+#[derive(Debug, Clone)]
+pub struct PopcdPlan {
+    /// Seed of the data, initial models and chains [default: [`SEED`]].
+    pub seed: u64,
+    /// Which part [default: all].
+    pub part: PopcdPart,
+    /// Datasets [default: bas, modes, mnist].
+    pub datasets: Vec<PaperData>,
+    /// Learning rates of the curves [default: 0.1, 0.01].
+    pub lrs: Vec<f32>,
+    /// Algorithms of the curves [default: cd-1, cd-10, pcd-1, popcd-1, popcd-10, pt-10].
+    pub algos: Vec<Algorithm>,
+    /// Runs per (dataset, rate, algorithm) [default: 25].
+    pub trials: usize,
+    /// Iterations per run instead of the paper's [default: the paper's].
+    pub iterations: Option<usize>,
+    /// Table 1: estimates per estimator [default: the paper's 50,000].
+    pub table1_estimates: usize,
+    /// Table 1: estimators [default: cd-1, cd-10, popcd-1, popcd-10].
+    pub table1_estimators: Vec<Algorithm>,
+    /// Table 1: CD-1 updates of the reference model instead of the paper's.
+    pub table1_train_iterations: Option<usize>,
+    /// Binarized MNIST training rows (needed when `datasets` has mnist).
+    pub mnist: Option<PathBuf>,
+    /// Caltech101 Silhouettes training rows (needed when `datasets` has caltech).
+    pub caltech: Option<PathBuf>,
+}
+
+impl Default for PopcdPlan {
+    fn default() -> Self {
+        let specs = |names: &[&str]| -> Vec<Algorithm> {
+            names.iter().filter_map(|n| n.parse().ok()).collect()
+        };
+        PopcdPlan {
+            seed: SEED,
+            part: PopcdPart::All,
+            datasets: vec![PaperData::Bas, PaperData::Modes, PaperData::Mnist],
+            lrs: vec![0.1, 0.01],
+            algos: specs(&["cd-1", "cd-10", "pcd-1", "popcd-1", "popcd-10", "pt-10"]),
+            trials: 25,
+            iterations: None,
+            table1_estimates: 50_000,
+            table1_estimators: specs(&["cd-1", "cd-10", "popcd-1", "popcd-10"]),
+            table1_train_iterations: None,
+            mnist: None,
+            caltech: None,
+        }
+    }
+}
+
+impl PopcdPlan {
+    /// Checks the settings (not yet whether the data files exist: [`PopcdPlan::data_files`]).
+    pub fn check(&self) -> boltzkit::Result<()> {
+        if let Some(lr) = self.lrs.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+            return Err(boltzkit::Error::param(
+                "--lrs",
+                format!("each rate must be finite and > 0, found {lr}"),
+            ));
+        }
+        if self.trials == 0 || self.iterations == Some(0) {
+            return Err(boltzkit::Error::param(
+                "--trials/--iterations",
+                "must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The datasets, consecutive repeats dropped.
+    pub fn datasets(&self) -> Vec<PaperData> {
+        let mut d = self.datasets.clone();
+        d.dedup();
+        d
+    }
+
+    /// The files the plan reads, with the flag that names each: (`mnist`, path) and
+    /// (`caltech`, path) for the datasets it includes.
+    pub fn data_files(&self) -> Vec<(&'static str, Option<&Path>)> {
+        let ds = self.datasets();
+        let mut out = Vec::new();
+        if ds.contains(&PaperData::Mnist) {
+            out.push(("mnist", self.mnist.as_deref()));
+        }
+        if ds.contains(&PaperData::Caltech) {
+            out.push(("caltech", self.caltech.as_deref()));
+        }
+        out
+    }
+}
+
+/// The summary of one mean curve.
+#[derive(Debug, Clone, Serialize)]
+pub struct CurveBrief {
+    /// Dataset name.
+    pub dataset: String,
+    /// Learning rate.
+    pub lr: f32,
+    /// Algorithm name.
+    pub algo: String,
+    /// The last point's mean.
+    pub final_mean: f64,
+    /// The best mean.
+    pub best_mean: f64,
+    /// Its iteration.
+    pub best_iteration: usize,
+    /// `best − final`.
+    pub drop: f64,
+    /// Runs stopped by the divergence guard.
+    pub guard_stops: usize,
+    /// Diagnostics averaged over runs.
+    pub diagnostics: std::collections::BTreeMap<String, f64>,
+}
+
+/// Everything `repro popcd` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct PopcdReport {
+    /// The part run.
+    pub part: PopcdPart,
+    /// Dataset names.
+    pub datasets: Vec<&'static str>,
+    /// Runs per (dataset, rate, algorithm).
+    pub trials: usize,
+    /// Iterations per run when not the paper's.
+    pub iterations: Option<usize>,
+    /// One line per mean curve.
+    pub curves: Vec<CurveBrief>,
+    /// Table 1, per dataset.
+    pub table1: Vec<Table1Data>,
+    /// The mean curves in full.
+    #[serde(skip)]
+    pub summaries: Vec<CurveSummary>,
+    /// Every run.
+    #[serde(skip)]
+    pub runs: Vec<CurveRun>,
+    /// The settings of the curves (datasets with their data, rates, algorithms).
+    #[serde(skip)]
+    pub settings: CurveSettings,
+    /// [`curves_markdown`] (empty without curves).
+    #[serde(skip)]
+    pub curves_markdown: String,
+    /// [`table1_markdown`] of every dataset.
+    #[serde(skip)]
+    pub table1_markdown: String,
+}
+
+/// Loads the data, runs the curves and Table 1 as the plan says.
+pub fn run(plan: &PopcdPlan, progress: &dyn Progress) -> anyhow::Result<PopcdReport> {
+    plan.check()?;
+    let seed = plan.seed;
+    let datasets = plan.datasets();
+    progress.stage("loading data", None);
+    let data = datasets
+        .iter()
+        .map(|&d| {
+            Ok((
+                d,
+                d.load(
+                    derive_seed(seed, 100),
+                    plan.mnist.as_deref(),
+                    plan.caltech.as_deref(),
+                )?,
+            ))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    progress.finish();
+    let settings = CurveSettings {
+        data,
+        lrs: plan.lrs.clone(),
+        algos: plan.algos.clone(),
+        trials: plan.trials,
+        iterations: plan.iterations,
+        seed,
+    };
+    let do_curves = plan.part != PopcdPart::Table1;
+    let do_table = plan.part != PopcdPart::Curves;
+    let jobs = if do_curves {
+        settings.data.len() * settings.lrs.len() * settings.trials * settings.algos.len()
+    } else {
+        0
+    } + if do_table {
+        settings.data.len() * plan.table1_estimators.len()
+    } else {
+        0
+    };
+    progress.stage("runs", Some(jobs as u64));
+    let mut summaries = Vec::new();
+    let mut runs = Vec::new();
+    if do_curves {
+        runs = run_curves(&settings, progress)?;
+        summaries = summarize(&settings, &runs);
+    }
+    let mut tables = Vec::new();
+    let mut table_md = String::new();
+    if do_table {
+        for (pd, data) in &settings.data {
+            progress.message(&format!("Table 1 on {}", pd.name()));
+            let t = table1_for(
+                *pd,
+                data,
+                &plan.table1_estimators,
+                plan.table1_train_iterations,
+                plan.table1_estimates,
+                derive_seed(seed, 200 + pd.id()),
+                progress,
+            )
+            .with_context(|| format!("Table 1 on {}", pd.name()))?;
+            table_md.push_str(&table1_markdown(*pd, &t));
+            table_md.push('\n');
+            tables.push(t);
+        }
+    }
+    progress.finish();
+    let curves_md = if summaries.is_empty() {
+        String::new()
+    } else {
+        curves_markdown(&summaries)
+    };
+    Ok(PopcdReport {
+        part: plan.part,
+        datasets: datasets.iter().map(|d| d.name()).collect(),
+        trials: plan.trials,
+        iterations: plan.iterations,
+        curves: summaries
+            .iter()
+            .map(|c| CurveBrief {
+                dataset: c.dataset.clone(),
+                lr: c.lr,
+                algo: c.algo.clone(),
+                final_mean: c.final_mean,
+                best_mean: c.best_mean,
+                best_iteration: c.best_iteration,
+                drop: c.drop,
+                guard_stops: c.guard_stops,
+                diagnostics: c.diagnostics.clone(),
+            })
+            .collect(),
+        table1: tables,
+        summaries,
+        runs,
+        settings,
+        curves_markdown: curves_md,
+        table1_markdown: table_md,
+    })
+}
+
+/// Writes into `dir` the figure (`popcd-curves.png`) and a CSV per (dataset, rate)
+/// (`curves-<data>-lr<η>.csv`) when the curves ran, and `popcd.json` with every number.
+/// Returns the figure's path, if drawn.
+pub fn write_outputs(
+    dir: &Path,
+    report: &PopcdReport,
+    seed: u64,
+) -> anyhow::Result<Option<PathBuf>> {
+    let s = &report.settings;
+    let mut figure = None;
+    if report.part != PopcdPart::Table1 {
+        let png = dir.join("popcd-curves.png");
+        curves_figure(&png, &report.summaries, &s.lrs)?;
+        figure = Some(png);
+        for (pd, _) in &s.data {
+            for &lr in &s.lrs {
+                let group: Vec<_> = report
+                    .summaries
+                    .iter()
+                    .filter(|c| c.dataset == pd.name() && c.lr == lr)
+                    .collect();
+                let path = dir.join(format!("curves-{}-lr{lr}.csv", pd.name()));
+                write_atomic(&path, curves_csv(&group).as_bytes())?;
+            }
+        }
+    }
+    let body = serde_json::to_string_pretty(&serde_json::json!({
+        "seed": seed, "trials": report.trials, "iterations": report.iterations,
+        "lrs": s.lrs, "algos": s.algos.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+        "curves": report.summaries, "table1": report.table1,
+        "runs": report.runs.iter().map(|r| serde_json::json!({
+            "dataset": s.data[r.data].0.name(), "lr": s.lrs[r.lr],
+            "algo": s.algos[r.algo].to_string(), "trial": r.trial,
+            "final_ll": r.ll.last(), "diverged": r.diverged, "wall_s": r.wall_s,
+        })).collect::<Vec<_>>(),
+        "curves_markdown": report.curves_markdown, "table1_markdown": report.table1_markdown,
+    }))?;
+    write_atomic(&dir.join("popcd.json"), body.as_bytes())?;
+    Ok(figure)
 }
 
 #[cfg(test)]
@@ -564,9 +880,7 @@ mod tests {
     /// trial, and the summary finds the best point.
     #[test]
     fn short_curves_on_bars_and_stripes() {
-        let data = PaperData::Bas
-            .load(1, Path::new("none"), Path::new("none"))
-            .unwrap();
+        let data = PaperData::Bas.load(1, None, None).unwrap();
         assert_eq!((data.n_samples(), data.n_vars()), (32, 16));
         let s = CurveSettings {
             data: vec![(PaperData::Bas, data.clone())],
@@ -576,7 +890,7 @@ mod tests {
             iterations: Some(300),
             seed: 7,
         };
-        let bar = indicatif::ProgressBar::hidden();
+        let bar = crate::Silent;
         let runs = run_curves(&s, &bar).unwrap();
         assert_eq!(runs.len(), 4);
         assert!(runs

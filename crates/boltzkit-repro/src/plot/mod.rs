@@ -24,9 +24,7 @@
 mod chart;
 mod tiles;
 
-#[cfg(test)]
-pub use chart::PANEL;
-pub use chart::{chart_panels, line_chart, Chart, Series};
+pub use chart::{chart_panels, line_chart, Chart, Series, PANEL};
 pub use tiles::{image_grid, Normalize, PixelOrder, TileGrid};
 
 use anyhow::Context;
@@ -46,7 +44,6 @@ pub struct Rgb {
 
 impl Rgb {
     /// The color at column `x`, row `y`.
-    #[cfg(test)]
     pub fn at(&self, x: u32, y: u32) -> [u8; 3] {
         let i = 3 * (y as usize * self.width as usize + x as usize);
         [self.pixels[i], self.pixels[i + 1], self.pixels[i + 2]]
