@@ -4,13 +4,11 @@
 
 use anyhow::Context;
 use boltzkit::data::Dataset;
+use boltzkit::estimate::Method;
 use boltzkit::io::{MetricLog, MetricRecord};
-use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
-use boltzkit::rbm::frank_wolfe::{
-    mean_log_unnormalized, FrankWolfe, FwFit, FwObserver, FwProgress,
-};
-use boltzkit::rbm::model::BASE_RATE_EPS;
-use boltzkit::rbm::visible_means;
+use boltzkit::rbm::ais::AisSchedule;
+use boltzkit::rbm::frank_wolfe::{FrankWolfe, FwFit, FwObserver, FwProgress};
+use boltzkit::rbm::loglik::{average_log_likelihood, LogLikParams};
 use boltzkit::rng::derive_seed;
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
@@ -38,35 +36,23 @@ pub fn ais_schedule(steps: usize) -> boltzkit::Result<AisSchedule> {
     }
 }
 
-/// The visible biases of the base-rate AIS start (logits of the clamped data means).
-pub fn base_rate(data: &Dataset) -> boltzkit::Result<Vec<f32>> {
-    Ok(visible_means(data)?
-        .iter()
-        .map(|&m| {
-            let p = m.clamp(BASE_RATE_EPS, 1.0 - BASE_RATE_EPS);
-            (p / (1.0 - p)).ln() as f32
-        })
-        .collect())
-}
-
 impl AisTest {
-    /// `(test LL, its standard error from ln Ẑ, ln Ẑ)` of a standard model.
+    /// `(test LL, its standard error from ln Ẑ, ln Ẑ)` of a standard model, by forward AIS
+    /// ([`average_log_likelihood`] with the base-rate model of the test data).
     pub fn evaluate(
         &self,
         rbm: &boltzkit::rbm::Rbm,
         seed_index: u64,
     ) -> boltzkit::Result<(f64, f64, f64)> {
-        let base = base_rate(&self.data)?;
-        let est = ais_log_partition(
-            rbm,
-            &base,
-            &self.schedule,
-            self.chains,
-            derive_seed(self.seed, seed_index),
-        )?;
-        let model = boltzkit::rbm::frank_wolfe::FwModel::from_rbm(rbm);
-        let nfe = mean_log_unnormalized(&model, &self.data)?;
-        Ok((nfe - est.log_z, est.std_err, est.log_z))
+        let params = LogLikParams::new(Method::Ais)
+            .schedule(self.schedule.clone())
+            .chains(self.chains)
+            .seed(derive_seed(self.seed, seed_index));
+        let est = average_log_likelihood(rbm, &self.data, &params)?;
+        let log_z = est
+            .log_z()
+            .ok_or_else(|| boltzkit::Error::Internal("forward AIS gave no ln Z".into()))?;
+        Ok((est.upper().value, log_z.stderr, log_z.value))
     }
 }
 
