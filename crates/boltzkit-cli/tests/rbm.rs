@@ -147,46 +147,86 @@ fn usage_errors_exit_2() {
     assert!(!Path::new(&model).exists());
 }
 
-/// `--method raise` reports forward AIS and reverse AIS from data rows next to each other;
-/// on this 9 × 4 model both agree with the exact ln Z, and the forward part equals
-/// `--method ais` at the same seed.
+/// `--method bracket --json`: the interval [RAISE, forward AIS] as two estimates near the
+/// exact figure on this 9 × 4 model, the forward end equal to `--method ais` at the same seed,
+/// the width and a diagnosis line; `--convergence` gives the bracket at each doubling of the
+/// steps; `raise` is RAISE alone and the data-start estimator goes by its own name.
 #[test]
-fn eval_raise_reports_both_estimates_near_the_exact_one() {
+fn eval_bracket_json() {
     let dir = tempfile::tempdir().unwrap();
     let (data, model, _) = fit(dir.path());
-    let eval = |method: &str| {
+    let eval = |args: &[&str]| {
         let out = boltzkit()
-            .args([
-                "rbm", "eval", "--model", &model, "--data", &data, "--method", method,
-            ])
-            .args([
-                "--chains", "64", "--steps", "2000", "--seed", "9", "--json", "-q",
-            ])
+            .args(["rbm", "eval", "--model", &model, "--data", &data])
+            .args(args)
+            .args(["--seed", "9", "--json", "-q"])
             .assert()
             .success();
         json(&out.get_output().stdout)
     };
-    let exact = eval("exact")["log_z"].as_f64().unwrap();
-    let r = eval("raise");
-    assert_eq!(r["method"], "raise");
-    for prefix in ["", "reverse_"] {
-        let z = r[format!("{prefix}log_z")].as_f64().unwrap();
-        let se = r[format!("{prefix}log_z_se")].as_f64().unwrap();
-        let (lo, hi) = (
-            r[format!("{prefix}log_z_lower")].as_f64().unwrap(),
-            r[format!("{prefix}log_z_upper")].as_f64().unwrap(),
-        );
-        assert!(
-            (z - exact).abs() < 0.05,
-            "{prefix}log_z {z} vs exact {exact}: {r}"
-        );
-        assert!(lo <= z && z <= hi && se >= 0.0, "{r}");
-        let ll = r[format!("{prefix}avg_log_likelihood")].as_f64().unwrap();
-        assert!(ll < 0.0, "{r}");
+    let exact = eval(&["--method", "exact"]);
+    let truth = exact["avg_log_likelihood"].as_f64().unwrap();
+    let steps = ["--chains", "64", "--steps", "2000"];
+    let b = eval(&[&["--method", "bracket"][..], &steps].concat());
+    assert_eq!(b["method"], "bracket", "{b}");
+    let (r, a) = (&b["raise"], &b["ais"]);
+    assert_eq!(
+        (r["method"].as_str(), a["method"].as_str()),
+        (Some("raise"), Some("ais"))
+    );
+    for e in [r, a] {
+        let (v, se) = (e["value"].as_f64().unwrap(), e["stderr"].as_f64().unwrap());
+        assert!((v - truth).abs() < 0.1 + 3.0 * se, "{e} vs exact {truth}");
+        assert!(e["lower"].as_f64().unwrap() <= v && v <= e["upper"].as_f64().unwrap());
     }
-    let a = eval("ais");
-    assert_eq!(a["log_z"], r["log_z"]);
-    assert!(a.get("reverse_log_z").is_none());
+    let width = a["value"].as_f64().unwrap() - r["value"].as_f64().unwrap();
+    assert!((b["bracket_width"].as_f64().unwrap() - width).abs() < 1e-12);
+    assert_eq!(b["raise_vectors"], b["samples"]);
+    assert!(!b["diagnosis"].as_str().unwrap().is_empty());
+    let ais = eval(&[&["--method", "ais"][..], &steps].concat());
+    assert_eq!(ais["avg_log_likelihood"], a["value"]);
+    assert_eq!(ais["log_z"], b["log_z"]);
+
+    let conv = eval(&[
+        "--method",
+        "bracket",
+        "--steps",
+        "400",
+        "--convergence",
+        "100",
+    ]);
+    let levels: Vec<u64> = conv["convergence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["steps"].as_u64().unwrap())
+        .collect();
+    assert_eq!(levels, [100, 200, 400]);
+    assert_eq!(conv["raise"], conv["convergence"][2]["raise"]);
+
+    let raise = eval(&[
+        "--method",
+        "raise",
+        "--steps",
+        "300",
+        "--raise-vectors",
+        "5",
+    ]);
+    assert_eq!(
+        (raise["method"].as_str(), raise["raise_vectors"].as_u64()),
+        (Some("raise"), Some(5))
+    );
+    assert!(raise["avg_log_likelihood_se"].as_f64().unwrap() > 0.0);
+    assert!(raise.get("log_z").is_none());
+    let from = eval(&["--method", "reverse-ais-from-data", "--steps", "300"]);
+    assert_eq!(from["method"], "reverse-ais-from-data");
+    assert!(from["log_z"].as_f64().is_some() && from.get("raise").is_none());
+
+    boltzkit()
+        .args(["rbm", "eval", "--model", &model, "--data", &data])
+        .args(["--method", "ais", "--convergence", "10", "-q"])
+        .assert()
+        .code(2);
 }
 
 /// `--monitors` logs the reconstruction error and the pseudo-log-likelihood, `--checkpoint`

@@ -18,8 +18,10 @@ use anyhow::Context;
 use boltzkit::classify::{LogisticParams, LogisticRegression};
 use boltzkit::data::{read_dataset, Binarize, Dataset, ReadOptions};
 use boltzkit::io::{write_atomic, MetricLog, MetricRecord};
-use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
+use boltzkit::rbm::ais::AisSchedule;
+use boltzkit::estimate::Method;
 use boltzkit::rbm::features::hidden_features;
+use boltzkit::rbm::loglik::{average_log_likelihood, LogLikParams};
 use boltzkit::rbm::frank_wolfe::{
     mean_log_unnormalized, FrankWolfe, FwFit, FwObserver, FwParams, FwProgress, SizeEvaluation,
 };
@@ -206,19 +208,18 @@ pub fn base_rate(data: &Dataset) -> boltzkit::Result<Vec<f32>> {
 }
 
 impl AisTest {
-    /// `(test LL, its standard error from ln Ẑ, ln Ẑ)` of a standard model.
+    /// `(test LL, its standard error from ln Ẑ, ln Ẑ)` of a standard model, by forward AIS
+    /// ([`average_log_likelihood`] with the base-rate model of the test data).
     pub fn evaluate(&self, rbm: &Rbm, seed_index: u64) -> boltzkit::Result<(f64, f64, f64)> {
-        let base = base_rate(&self.data)?;
-        let est = ais_log_partition(
-            rbm,
-            &base,
-            &self.schedule,
-            self.chains,
-            derive_seed(self.seed, seed_index),
-        )?;
-        let model = boltzkit::rbm::frank_wolfe::FwModel::from_rbm(rbm);
-        let nfe = mean_log_unnormalized(&model, &self.data)?;
-        Ok((nfe - est.log_z, est.std_err, est.log_z))
+        let params = LogLikParams::new(Method::Ais)
+            .schedule(self.schedule.clone())
+            .chains(self.chains)
+            .seed(derive_seed(self.seed, seed_index));
+        let est = average_log_likelihood(rbm, &self.data, &params)?;
+        let log_z = est
+            .log_z()
+            .ok_or_else(|| boltzkit::Error::Internal("forward AIS gave no ln Z".into()))?;
+        Ok((est.upper().value, log_z.stderr, log_z.value))
     }
 }
 

@@ -6,22 +6,26 @@ use crate::progress;
 use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::data::{write_dataset, Binarize, Dataset};
-use boltzkit::rbm::ais::{
-    ais_log_partition, data_starts, reverse_ais_log_partition, AisEstimate, AisSchedule,
-};
+use boltzkit::estimate::{Estimate, Method};
+use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
 use boltzkit::rbm::gibbs::sample_from_uniform;
+use boltzkit::rbm::loglik::{
+    average_log_likelihood, bracket_convergence, convergence_steps, Bracket, LogLikParams,
+    LogLikelihood, DEFAULT_MAX_WIDTH,
+};
 use boltzkit::rbm::model::states_to_dataset;
 use boltzkit::rbm::train::early_stop::GapEarlyStop;
 use boltzkit::rbm::train::{
     AisLogLikelihood, Algorithm, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate, Monitors,
     Observer, Progress, StopReason, TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
 };
-use boltzkit::rbm::{base_rate_biases, mean_neg_free_energy, monitor, Rbm};
+use boltzkit::rbm::{monitor, Rbm};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
+use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +35,9 @@ mod plot;
 
 /// Rows of the training data `rbm fit --monitors` evaluates.
 const MONITOR_ROWS: usize = 1000;
+
+/// Training rows RAISE scores for `rbm fit --eval bracket`.
+const BRACKET_MONITOR_ROWS: usize = 100;
 
 /// `boltzkit rbm <verb>`.
 #[derive(Debug, Args)]
@@ -57,18 +64,25 @@ enum RbmVerb {
         --lr 0.1 --batch-size 0 --k 1 --inner 3 -o m.safetensors --seed 1"
     )]
     Fit(FitArgs),
-    /// Average log-likelihood of data and ln Z of a model (exact or AIS)
+    /// Average log-likelihood of data under a model: exact, or the bracket [RAISE, AIS]
     #[command(
         long_about = "Evaluate a model on data: the average log-likelihood (nats per \
-        sample) and ln Z, by enumeration of the smaller layer (exact, ≤ 30 units), by \
-        annealed importance sampling from the base-rate model (ais: ln Z, its standard error \
-        and the ±3σ interval; on average AIS underestimates ln Z, so its log-likelihood is \
-        optimistic), or by both AIS and reverse AIS started at --chains data rows (raise, \
-        Burda et al. 2015 with the weights of Upadhya & Sastry 2015: the reverse estimate \
-        errs the other way when its starts are model samples; from data rows it is an \
-        approximation, and the gap between the two shows how far either can be trusted).\n\n\
+        sample). exact: ln Z by enumerating the smaller layer (≤ 30 units; the default for such \
+        models). bracket (the default for larger models): the interval [RAISE, forward AIS], \
+        each end with its standard error, and a one-line diagnosis when the interval is \
+        inverted beyond 3 standard errors (an estimator has failed: more steps needed) or wider \
+        than --max-width. Forward AIS (ais) anneals from the base-rate model: on average it \
+        underestimates ln Z, so its log-likelihood is optimistic. RAISE (raise, Burda, Grosse & \
+        Salakhutdinov 2015) anneals each test vector back to the base model (--raise-chains \
+        chains per vector, on --raise-vectors of them at random if given): on average it is \
+        below the log-likelihood of the annealing model (forward AIS's own chain), which \
+        approaches the model's as the steps grow. --convergence K reports the bracket at K, \
+        2K, 4K, ... steps up to the schedule's, so you see whether the ends meet. \
+        reverse-ais-from-data pools reverse chains started at data rows into one ln Z: neither \
+        a bound nor consistent, kept for comparison.\n\n\
         Examples:\n  boltzkit rbm eval --model m.safetensors --data bas.csv --method exact\n  \
-        boltzkit rbm eval --model mnist.safetensors --data test.amat.gz --method raise --json"
+        boltzkit rbm eval --model mnist.safetensors --data test.amat.gz --raise-vectors 1000 --json\n  \
+        boltzkit rbm eval --model mnist.safetensors --data test.amat.gz --convergence 500"
     )]
     Eval(EvalArgs),
     /// Draw samples from a model by block Gibbs sampling
@@ -150,19 +164,38 @@ enum EvalArg {
     Exact,
     /// AIS estimate (1,000 linear steps, 100 chains)
     Ais,
+    /// The bracket: AIS as above and RAISE (the same schedule, one chain per vector) on 100
+    /// random training rows
+    Bracket,
     /// No monitoring
     None,
 }
 
-/// How `rbm eval` computes ln Z.
+/// How `rbm eval` estimates the average log-likelihood.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum MethodArg {
     /// Enumeration of the smaller layer (≤ 30 units)
     Exact,
-    /// Annealed importance sampling
+    /// Forward annealed importance sampling (optimistic in expectation)
     Ais,
-    /// Forward AIS and reverse AIS started at data rows (RAISE), both estimates reported
+    /// RAISE per test vector (conservative in expectation for the annealing model)
     Raise,
+    /// The interval [RAISE, forward AIS] with a diagnosis
+    Bracket,
+    /// Reverse AIS from data rows pooled into one ln Z (neither a bound nor consistent)
+    ReverseAisFromData,
+}
+
+impl MethodArg {
+    fn method(self) -> Method {
+        match self {
+            MethodArg::Exact => Method::Exact,
+            MethodArg::Ais => Method::Ais,
+            MethodArg::Raise => Method::Raise,
+            MethodArg::Bracket => Method::Bracket,
+            MethodArg::ReverseAisFromData => Method::ReverseAisFromData,
+        }
+    }
 }
 
 /// `--binarize`: none, threshold:T or stochastic.
@@ -299,15 +332,28 @@ struct EvalArgs {
     /// Data of 0/1 values
     #[arg(long, value_name = "FILE")]
     data: PathBuf,
-    /// How to compute ln Z [default: exact when the smaller layer has ≤ 30 units, else ais]
+    /// How to estimate it [default: exact when the smaller layer has ≤ 30 units, else bracket]
     #[arg(long, value_enum)]
     method: Option<MethodArg>,
-    /// AIS chains
+    /// Forward AIS chains (reverse-ais-from-data: its data-row starts)
     #[arg(long, value_name = "N", default_value_t = 100)]
     chains: usize,
-    /// AIS steps of a linear schedule [default: the standard 14,500-step schedule]
+    /// RAISE chains per test vector
+    #[arg(long, value_name = "M", default_value_t = 1)]
+    raise_chains: usize,
+    /// RAISE on a seeded random subset of N test vectors [default: all]
+    #[arg(long, value_name = "N")]
+    raise_vectors: Option<usize>,
+    /// Steps of a linear schedule [default: the standard 14,500-step schedule]
     #[arg(long, value_name = "N")]
     steps: Option<usize>,
+    /// Report the bracket at K, 2K, 4K, ... steps up to the schedule's (the standard schedule's
+    /// shape, or linear with --steps)
+    #[arg(long, value_name = "K")]
+    convergence: Option<usize>,
+    /// A bracket wider than this many nats is diagnosed as too wide
+    #[arg(long, value_name = "X", default_value_t = DEFAULT_MAX_WIDTH)]
+    max_width: f64,
     /// Also report the mean-field reconstruction error and the full pseudo-log-likelihood
     /// (every unit) of the data: cheap, deterministic monitors, not log-likelihoods
     #[arg(long)]
@@ -517,14 +563,17 @@ impl FitArgs {
                 trainer =
                     trainer.add_observer(ExactLogLikelihood::new("train_ll", data.clone()), every)
             }
-            EvalArg::Ais => {
-                let obs = AisLogLikelihood::new(
+            EvalArg::Ais | EvalArg::Bracket => {
+                let mut obs = AisLogLikelihood::new(
                     "train_ll",
                     data.clone(),
                     AisSchedule::linear(1000)?,
                     100,
                     derive_seed(seed, 3),
                 )?;
+                if eval == EvalArg::Bracket {
+                    obs = obs.bracket(Some(BRACKET_MONITOR_ROWS))?;
+                }
                 trainer = trainer.add_observer(obs, every);
             }
             EvalArg::None => {}
@@ -634,103 +683,230 @@ fn write_model(
         .with_context(|| format!("writing the model to {}", path.display()))
 }
 
+/// What `rbm eval` reports (its `--json` fields after `command` and `seed`, in order).
+#[derive(Debug, Default, Serialize)]
+struct EvalReport {
+    model: String,
+    data: String,
+    samples: usize,
+    visible: usize,
+    hidden: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reconstruction_error: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pseudo_log_likelihood: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<Method>,
+    /// Forward AIS chains (or data-row starts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chains: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steps: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raise_chains: Option<usize>,
+    /// Test vectors RAISE scored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raise_vectors: Option<usize>,
+    /// The figure of exact, ais, raise and reverse-ais-from-data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    avg_log_likelihood: Option<f64>,
+    /// Its standard error (raise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    avg_log_likelihood_se: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_z: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_z_se: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_z_lower: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_z_upper: Option<f64>,
+    /// The bracket's conservative end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raise: Option<Estimate>,
+    /// The bracket's optimistic end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ais: Option<Estimate>,
+    /// Forward AIS − RAISE.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bracket_width: Option<f64>,
+    /// The bracket's diagnosis, one plain line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diagnosis: Option<String>,
+    /// The bracket at each level of --convergence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    convergence: Option<Vec<Bracket>>,
+}
+
+impl EvalReport {
+    /// Fills the figures of `est`: method, the figure or the bracket's ends, ln Z.
+    fn set_estimate(&mut self, est: &LogLikelihood) {
+        self.method = Some(est.method());
+        if let Some(z) = est.log_z() {
+            self.log_z = Some(z.value);
+            if !z.is_exact() {
+                self.log_z_se = Some(z.stderr);
+                self.log_z_lower = Some(z.lower);
+                self.log_z_upper = Some(z.upper);
+            }
+        }
+        match est {
+            LogLikelihood::Bracket(b) => {
+                self.raise_vectors = Some(b.raise_vectors);
+                self.raise = Some(b.raise);
+                self.ais = Some(b.ais);
+                self.bracket_width = Some(b.width());
+                self.diagnosis = Some(b.diagnosis.to_string());
+            }
+            LogLikelihood::Raise { ll, raise_vectors } => {
+                self.raise_vectors = Some(*raise_vectors);
+                self.avg_log_likelihood = Some(ll.value);
+                self.avg_log_likelihood_se = Some(ll.stderr);
+            }
+            other => self.avg_log_likelihood = Some(other.lower().value),
+        }
+    }
+}
+
 impl EvalArgs {
     fn run(self) -> anyhow::Result<()> {
         let file = load_rbm(&self.model)?;
         let rbm = file.rbm;
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
-        let method = self.method.unwrap_or(if nv.min(nh) <= MAX_ENUM_UNITS {
-            MethodArg::Exact
-        } else {
-            MethodArg::Ais
-        });
+        let small = nv.min(nh) <= MAX_ENUM_UNITS;
+        let method = self
+            .method
+            .unwrap_or(if small {
+                MethodArg::Exact
+            } else {
+                MethodArg::Bracket
+            })
+            .method();
         let seed = match method {
-            MethodArg::Ais | MethodArg::Raise => Some(self.common.init()?),
-            MethodArg::Exact => {
+            Method::Exact => {
                 self.common.init_threads()?;
                 None
             }
+            _ => Some(self.common.init()?),
         };
-        if method == MethodArg::Exact && nv.min(nh) > MAX_ENUM_UNITS {
+        let mut summary = Summary::new("rbm eval", seed);
+        if method == Method::Exact && !small {
             return Err(UsageError::new(format!(
                 "--method exact needs a layer of at most {MAX_ENUM_UNITS} units, the model is \
-                 {nv} × {nh} (use --method ais or raise)"
+                 {nv} × {nh} (use --method bracket)"
             ))
             .into());
         }
-        if method != MethodArg::Exact && self.chains == 0 {
-            return Err(UsageError::new("--chains must be at least 1").into());
+        if self.convergence.is_some() && method != Method::Bracket {
+            return Err(UsageError::new("--convergence applies only to --method bracket").into());
         }
         let data = load_binary(&self.data, Binarize::None)?;
         check_vars(&self.data, &data, &rbm)?;
-        let mut summary = Summary::new("rbm eval", seed);
-        summary
-            .set("model", self.model.display().to_string())
-            .set("data", self.data.display().to_string())
-            .set("samples", data.n_samples())
-            .set("visible", nv)
-            .set("hidden", nh);
+        let mut report = EvalReport {
+            model: self.model.display().to_string(),
+            data: self.data.display().to_string(),
+            samples: data.n_samples(),
+            visible: nv,
+            hidden: nh,
+            ..EvalReport::default()
+        };
         if self.monitors {
-            summary
-                .set(
-                    "reconstruction_error",
-                    monitor::reconstruction_error(&rbm, &data)?,
-                )
-                .set(
-                    "pseudo_log_likelihood",
-                    monitor::pseudo_log_likelihood(&rbm, &data)?,
-                );
+            report.reconstruction_error = Some(monitor::reconstruction_error(&rbm, &data)?);
+            report.pseudo_log_likelihood = Some(monitor::pseudo_log_likelihood(&rbm, &data)?);
         }
-        let nfe = mean_neg_free_energy(&rbm, &data)?;
-        let seed = seed.unwrap_or(0);
-        if method == MethodArg::Exact {
-            let log_z = exact::log_partition(&rbm)?;
-            summary
-                .set("method", "exact")
-                .set("avg_log_likelihood", nfe - log_z)
-                .set("log_z", log_z);
-            return summary.emit(&self.common);
-        }
-        let schedule = match self.steps {
+        // a level of K steps: linear with --steps, else the standard schedule's shape
+        let schedule = |k: usize| match self.steps {
+            Some(_) => AisSchedule::linear(k),
+            None => AisSchedule::standard_shaped(k),
+        };
+        let final_schedule = match self.steps {
             Some(k) => AisSchedule::linear(k)?,
             None => AisSchedule::standard(),
         };
-        let base_b = base_rate_biases(&data)?;
-        let spin = progress::spinner("AIS", self.common.quiet);
-        let forward = ais_log_partition(&rbm, &base_b, &schedule, self.chains, seed)?;
-        summary
-            .set(
-                "method",
-                if method == MethodArg::Ais {
-                    "ais"
-                } else {
-                    "raise"
-                },
-            )
-            .set("chains", self.chains)
-            .set("steps", schedule.betas().len() - 1);
-        set_estimate(&mut summary, "", &forward, nfe);
-        if method == MethodArg::Raise {
-            spin.set_message("reverse AIS");
-            let starts = data_starts(&data, self.chains, derive_seed(seed, 1))?;
-            let reverse =
-                reverse_ais_log_partition(&rbm, &base_b, &schedule, &starts, derive_seed(seed, 2))?;
-            set_estimate(&mut summary, "reverse_", &reverse, nfe);
+        let params = LogLikParams::new(method)
+            .schedule(final_schedule.clone())
+            .chains(self.chains)
+            .raise_chains(self.raise_chains)
+            .raise_vectors(self.raise_vectors)
+            .max_width(self.max_width)
+            .seed(seed.unwrap_or(0));
+        params.check()?;
+        if method != Method::Exact {
+            report.steps = Some(final_schedule.steps());
+        }
+        if matches!(
+            method,
+            Method::Ais | Method::Bracket | Method::ReverseAisFromData
+        ) {
+            report.chains = Some(self.chains);
+        }
+        if matches!(method, Method::Raise | Method::Bracket) {
+            report.raise_chains = Some(self.raise_chains);
+        }
+        let spin = progress::spinner(method.name(), self.common.quiet);
+        if let Some(first) = self.convergence {
+            let levels = convergence_steps(first, final_schedule.steps())?
+                .into_iter()
+                .map(schedule)
+                .collect::<boltzkit::Result<Vec<_>>>()?;
+            let brackets = bracket_convergence(&rbm, &data, &params, &levels)?;
+            if let Some(last) = brackets.last() {
+                report.set_estimate(&LogLikelihood::Bracket(last.clone()));
+            }
+            report.convergence = Some(brackets);
+        } else {
+            report.set_estimate(&average_log_likelihood(&rbm, &data, &params)?);
         }
         spin.finish_and_clear();
+        if !self.common.json && !self.common.quiet {
+            for b in report.convergence.iter().flatten() {
+                eprintln!(
+                    "{:>6} steps: RAISE {:.4} ± {:.4}, AIS {:.4} ± {:.4}, width {:.4}",
+                    b.steps,
+                    b.raise.value,
+                    b.raise.stderr,
+                    b.ais.value,
+                    b.ais.stderr,
+                    b.width()
+                );
+            }
+        }
+        for (key, value) in ordered_fields(&report)? {
+            summary.set(key, value);
+        }
         summary.emit(&self.common)
     }
 }
 
-/// Sets `{prefix}log_z`, its standard error, the ±3σ interval and the average
-/// log-likelihood `mean(−F(v)) − ln Ẑ` from an AIS estimate.
-fn set_estimate(summary: &mut Summary, prefix: &str, est: &AisEstimate, nfe: f64) {
-    summary
-        .set(format!("{prefix}avg_log_likelihood"), nfe - est.log_z)
-        .set(format!("{prefix}log_z"), est.log_z)
-        .set(format!("{prefix}log_z_se"), est.std_err)
-        .set(format!("{prefix}log_z_lower"), est.log_z_lower)
-        .set(format!("{prefix}log_z_upper"), est.log_z_upper);
+/// The fields of a struct's JSON object in declaration order (a `serde_json::Value` object
+/// would sort them).
+fn ordered_fields<T: Serialize>(x: &T) -> anyhow::Result<Vec<(String, serde_json::Value)>> {
+    struct Ordered(Vec<(String, serde_json::Value)>);
+    impl<'de> serde::Deserialize<'de> for Ordered {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Ordered;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Ordered, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some(kv) = map.next_entry()? {
+                        out.push(kv);
+                    }
+                    Ok(Ordered(out))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    let text = serde_json::to_string(x).context("serializing the report")?;
+    let Ordered(fields) = serde_json::from_str(&text).context("re-reading the report")?;
+    Ok(fields)
 }
 
 impl SampleArgs {

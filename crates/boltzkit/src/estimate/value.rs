@@ -22,7 +22,8 @@ pub enum Method {
     /// neither a bound nor consistent; kept to show why RAISE replaced it.
     ReverseAisFromData,
     /// RAISE (Burda, Grosse & Salakhutdinov 2015): a per-vector reverse-annealing estimate of
-    /// `ln p(v)`, conservative in expectation.
+    /// `ln p(v)`, conservative in expectation for the annealing model (forward AIS's chain),
+    /// which approaches the model as the steps grow (`rbm::raise`).
     Raise,
     /// The interval [RAISE, forward AIS] of an average log-likelihood.
     Bracket,

@@ -11,15 +11,16 @@
 //!   `Σ_k [ln p*_k(v_{k−1}) − ln p*_{k−1}(v_{k−1})]` has `E[w] = Z / Z_0`. By Jensen's
 //!   inequality `ln Ẑ` underestimates `ln Z` on average, so the log-likelihood it gives is
 //!   optimistic.
-//! - Reverse ([`reverse_ais_log_partition`], the reverse annealing of RAISE, Burda et al.
-//!   2015, with the weights as corrected by Upadhya & Sastry 2015, Eq. 10): the same steps
-//!   walked from `β_K = 1` down to `β_0 = 0`, starting at given visible states; its
-//!   log-weight `Σ_k [ln p*_{k−1}(v_k) − ln p*_k(v_k)]` (a Gibbs step at `β_{k−1}` after each
-//!   term) has `E[w] = Z_0 / Z` when the starts are exact samples of the RBM, so
-//!   `ln Ẑ = ln Z_0 − ln mean(w)` overestimates `ln Z` on average and the log-likelihood it
-//!   gives is conservative. Started "from the data side" (at data rows, as RAISE and PyDeep
-//!   do), the starts only approximate model samples: the two estimates then bracket the
-//!   truth only approximately, and their gap shows how far either can be trusted.
+//! - Reverse ([`reverse_ais_log_partition`], with the weights of Upadhya & Sastry 2015,
+//!   Eq. 10): the same steps walked from `β_K = 1` down to `β_0 = 0`, starting at given
+//!   visible states; its log-weight `Σ_k [ln p*_{k−1}(v_k) − ln p*_k(v_k)]` (a Gibbs step at
+//!   `β_{k−1}` after each term) has `E[w] = Z_0 / Z` when the starts are exact samples of the
+//!   RBM, so `ln Ẑ = ln Z_0 − ln mean(w)` overestimates `ln Z` on average. Started at data
+//!   rows ([`data_starts`], "reverse AIS from data", `Method::ReverseAisFromData`) the starts
+//!   are not model samples and the pooled `ln Ẑ` is neither a bound nor consistent: on a model
+//!   far from its data it can sit many nats on either side (see `rbm::raise`, whose tests
+//!   show it). RAISE proper, a per-vector conservative estimate, is [`super::raise`]; it walks
+//!   the same kernel.
 //!
 //! Chain `i` draws from `derive_rng(seed, i)`; products are split by shape or computed per
 //! chain, and elementwise work runs in fixed blocks of chains, so an estimate is the same bits
@@ -30,6 +31,7 @@ use super::gibbs::sample_bernoulli;
 use super::model::{fill_batch, visible_means, Rbm};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::estimate::{Estimate, Method};
 use crate::linalg::{self, softplus_f64};
 use crate::rng::{derive_rng, rng_from_seed, BkRng};
 use rand::Rng;
@@ -67,9 +69,35 @@ impl AisSchedule {
         AisSchedule { betas }
     }
 
+    /// The shape of [`AisSchedule::standard`] with `k ≥ 29` steps in all: the three pieces get
+    /// `k · 500 / 14,500`, `k · 4,000 / 14,500` and the rest (rounded, at least one each), so
+    /// `standard_shaped(14_500)` is `standard()`. For convergence checks at K, 2K, 4K, … steps.
+    pub fn standard_shaped(k: usize) -> Result<Self> {
+        if k < 29 {
+            return Err(Error::param(
+                "steps",
+                format!("the standard schedule's shape needs at least 29 steps, got {k}"),
+            ));
+        }
+        let n1 = ((k * 500 + 7_250) / 14_500).max(1);
+        let n2 = ((k * 4_000 + 7_250) / 14_500).max(1);
+        let n3 = k - n1 - n2;
+        let mut betas = Vec::with_capacity(k + 1);
+        for (lo, hi, n) in [(0.0, 0.5, n1), (0.5, 0.9, n2), (0.9, 1.0, n3)] {
+            betas.extend((0..n).map(|i| lo + (hi - lo) * i as f64 / n as f64));
+        }
+        betas.push(1.0);
+        Ok(AisSchedule { betas })
+    }
+
     /// The inverse temperatures `β_0 = 0, …, β_K = 1`.
     pub fn betas(&self) -> &[f64] {
         &self.betas
+    }
+
+    /// The number of steps `K` (one Gibbs transition each).
+    pub fn steps(&self) -> usize {
+        self.betas.len() - 1
     }
 }
 
@@ -88,6 +116,19 @@ pub struct AisEstimate {
     pub log_z_upper: f64,
     /// The log-weight of every chain.
     pub log_weights: Vec<f64>,
+}
+
+impl AisEstimate {
+    /// `ln Ẑ` as an [`Estimate`] of `method`: value, standard error, the ±3σ interval.
+    pub fn to_estimate(&self, method: Method) -> Estimate {
+        Estimate {
+            value: self.log_z,
+            stderr: self.std_err,
+            lower: self.log_z_lower,
+            upper: self.log_z_upper,
+            method,
+        }
+    }
 }
 
 /// Estimates `ln Z` of `rbm` with `n_chains` AIS chains over `schedule`, from the base-rate
@@ -192,7 +233,7 @@ pub fn data_starts(data: &Dataset, n: usize, seed: u64) -> Result<Vec<f32>> {
 }
 
 /// `ln Z_0 = n_hidden ln 2 + Σ_i softplus(b_A,i)` of the base-rate model.
-fn base_log_partition(rbm: &Rbm, base_b: &[f32]) -> f64 {
+pub(super) fn base_log_partition(rbm: &Rbm, base_b: &[f32]) -> f64 {
     rbm.n_hidden() as f64 * std::f64::consts::LN_2
         + base_b
             .iter()
@@ -200,10 +241,12 @@ fn base_log_partition(rbm: &Rbm, base_b: &[f32]) -> f64 {
             .sum::<f64>()
 }
 
-/// Walks the chains `v` (`n_chains × n_visible`) along `betas` (either direction): at each
-/// step the log-weight gains `ln p*_{β'}(v) − ln p*_β(v)` for the step from `β` to `β'`, then
-/// one Gibbs step at `β'` moves `v`. Returns the log-weights.
-fn anneal(
+/// The one annealing kernel (forward AIS, reverse AIS and RAISE all walk it): walks the chains
+/// `v` (`n_chains × n_visible`, one generator per chain in `rngs`) along `betas` (either
+/// direction): at each step the log-weight gains `ln p*_{β'}(v) − ln p*_β(v)` for the step
+/// from `β` to `β'`, then one Gibbs step at `β'` (`h ~ p_{β'}(h | v)`, `v ~ p_{β'}(v | h)`)
+/// moves `v`. A step with `β' = β` adds exactly 0 and only moves `v`. Returns the log-weights.
+pub(super) fn anneal(
     rbm: &Rbm,
     base_b: &[f32],
     betas: &[f64],

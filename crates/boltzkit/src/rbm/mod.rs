@@ -5,6 +5,8 @@
 //! | [`model`] | [`Rbm`]: parameters, energy, free energy, conditionals on mini-batches, Sec. 4.1 initialization |
 //! | [`gibbs`] | [`GibbsChains`]: block Gibbs on mini-batches of chains, per-chain seeded streams |
 //! | [`ais`] | annealed importance sampling of `ln Z` from a base-rate model (linear and standard schedules) |
+//! | [`raise`] | RAISE (Burda et al. 2015): per-test-vector reverse annealing, conservative in expectation for the annealing model |
+//! | [`loglik`] | the average log-likelihood by method: exact, AIS, RAISE, the bracket [RAISE, AIS] with its diagnosis |
 //! | [`exact`] | enumeration of the smaller layer (≤ 30 units): `ln Z`, average log-likelihood, its exact gradient |
 //! | [`file`](mod@file) | model files (safetensors, `boltzkit/rbm/v1`): [`file::save_rbm`], [`file::load_rbm`] |
 //! | [`features`] | `E[h | v]` of a dataset, for downstream classifiers |
@@ -26,8 +28,10 @@ pub mod file;
 pub mod frank_wolfe;
 pub mod gibbs;
 pub mod lab;
+pub mod loglik;
 pub mod model;
 pub mod monitor;
+pub mod raise;
 pub mod tempering;
 pub mod train;
 

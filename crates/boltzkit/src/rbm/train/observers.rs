@@ -5,10 +5,12 @@
 use super::{StopReason, TrainParams};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::estimate::Method;
 use crate::io::{MetricLog, MetricRecord};
-use crate::rbm::ais::{ais_log_partition, AisSchedule};
+use crate::rbm::ais::AisSchedule;
 use crate::rbm::file::{save_rbm, Offsets};
-use crate::rbm::model::{base_rate_biases, mean_neg_free_energy};
+use crate::rbm::loglik::{self, LogLikParams, LogLikelihood};
+use crate::rbm::model::base_rate_biases;
 use crate::rbm::{exact, monitor, Rbm};
 use crate::rng::derive_seed;
 use std::collections::BTreeMap;
@@ -108,19 +110,18 @@ impl Observer for ExactLogLikelihood {
 }
 
 /// Puts an AIS estimate of the average log-likelihood of a dataset in the metric `name`
-/// (mean `−F(v)` over the data minus the AIS `ln Ẑ` of [`ais_log_partition`], base-rate start
-/// from the data means), with `name_log_z` and `name_log_z_se` (standard error of `ln Ẑ`)
-/// beside it. For models too large for [`ExactLogLikelihood`]. Each observation draws its
-/// chains from `derive_seed(seed, epoch)`. An AIS `ln Ẑ` below the truth makes the
-/// log-likelihood too high: read it with its standard error.
+/// (mean `−F(v)` over the data minus the AIS `ln Ẑ`, base-rate start from the data means, by
+/// [`loglik::average_log_likelihood`]), with `name_log_z` and `name_log_z_se` (standard error
+/// of `ln Ẑ`) beside it. For models too large for [`ExactLogLikelihood`]. Each observation
+/// draws its chains from `derive_seed(seed, epoch)`. An AIS `ln Ẑ` below the truth makes the
+/// log-likelihood too high: read it with its standard error, or ask for the bracket
+/// ([`AisLogLikelihood::bracket`]), which adds RAISE's conservative end.
 #[derive(Debug, Clone)]
 pub struct AisLogLikelihood {
     name: String,
     data: Dataset,
-    schedule: AisSchedule,
-    chains: usize,
+    params: LogLikParams,
     seed: u64,
-    base_b: Vec<f32>,
 }
 
 impl AisLogLikelihood {
@@ -132,18 +133,29 @@ impl AisLogLikelihood {
         chains: usize,
         seed: u64,
     ) -> Result<Self> {
-        if chains == 0 {
-            return Err(Error::param("chains", "AIS needs at least one chain"));
-        }
-        let base_b = base_rate_biases(&data)?;
+        let params = LogLikParams::new(Method::Ais)
+            .schedule(schedule)
+            .chains(chains)
+            .base(base_rate_biases(&data)?);
+        params.check()?;
         Ok(AisLogLikelihood {
             name: name.into(),
             data,
-            schedule,
-            chains,
+            params,
             seed,
-            base_b,
         })
+    }
+
+    /// Reports the bracket [RAISE, forward AIS] instead: `name` stays the forward-AIS figure,
+    /// `name_raise` and `name_raise_se` add RAISE's (one chain per vector, on a seeded random
+    /// subset of `raise_vectors` rows, or all rows with `None`).
+    pub fn bracket(mut self, raise_vectors: Option<usize>) -> Result<Self> {
+        self.params = self
+            .params
+            .method(Method::Bracket)
+            .raise_vectors(raise_vectors);
+        self.params.check()?;
+        Ok(self)
     }
 }
 
@@ -160,18 +172,25 @@ impl Observer for AisLogLikelihood {
     }
 
     fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
-        let est = ais_log_partition(
-            p.rbm,
-            &self.base_b,
-            &self.schedule,
-            self.chains,
-            derive_seed(self.seed, p.epoch as u64),
-        )?;
-        let ll = mean_neg_free_energy(p.rbm, &self.data)? - est.log_z;
-        p.metrics.insert(self.name.clone(), ll);
-        p.metrics.insert(format!("{}_log_z", self.name), est.log_z);
+        let params = self
+            .params
+            .clone()
+            .seed(derive_seed(self.seed, p.epoch as u64));
+        let est = loglik::average_log_likelihood(p.rbm, &self.data, &params)?;
+        let log_z = est
+            .log_z()
+            .ok_or_else(|| Error::Internal("the AIS observer's estimate has no ln Z".into()))?;
+        p.metrics.insert(self.name.clone(), est.upper().value);
         p.metrics
-            .insert(format!("{}_log_z_se", self.name), est.std_err);
+            .insert(format!("{}_log_z", self.name), log_z.value);
+        p.metrics
+            .insert(format!("{}_log_z_se", self.name), log_z.stderr);
+        if let LogLikelihood::Bracket(b) = &est {
+            p.metrics
+                .insert(format!("{}_raise", self.name), b.raise.value);
+            p.metrics
+                .insert(format!("{}_raise_se", self.name), b.raise.stderr);
+        }
         Ok(())
     }
 }

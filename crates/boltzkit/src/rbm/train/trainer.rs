@@ -727,14 +727,34 @@ mod tests {
             9,
         )
         .unwrap();
+        let bracket = AisLogLikelihood::new(
+            "ll_b",
+            data.clone(),
+            AisSchedule::linear(500).unwrap(),
+            64,
+            9,
+        )
+        .unwrap()
+        .bracket(None)
+        .unwrap();
         let out = Trainer::new(rbm0, &data, p)
             .unwrap()
             .add_observer(ExactLogLikelihood::new("ll", data.clone()), 150)
             .add_observer(ais, 150)
+            .add_observer(bracket, 150)
             .run()
             .unwrap();
         assert_eq!(out.record.history.len(), 3);
         for r in &out.record.history {
+            // the bracket's AIS end is the AIS observer's figure; its RAISE end is below the
+            // exact figure within noise (and not far below at 500 steps)
+            assert_eq!(r.metrics["ll_b"], r.metrics["ll_ais"]);
+            let (raise, raise_se) = (r.metrics["ll_b_raise"], r.metrics["ll_b_raise_se"]);
+            assert!(
+                raise <= r.metrics["ll"] + 3.0 * raise_se + 0.02 && raise > r.metrics["ll"] - 1.0,
+                "RAISE {raise} ± {raise_se} vs exact {}",
+                r.metrics["ll"]
+            );
             let (exact_ll, ais_ll, se) = (
                 r.metrics["ll"],
                 r.metrics["ll_ais"],
