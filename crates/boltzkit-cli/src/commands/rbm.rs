@@ -1,9 +1,10 @@
 //! `boltzkit rbm`: train, evaluate and sample restricted Boltzmann machines.
 
-use crate::args::CommonArgs;
+use crate::args::{renamed, BinarizeArgs, CommonArgs};
 use crate::exit::UsageError;
+use crate::guard;
 use crate::progress;
-use crate::report::Summary;
+use crate::report::{f32_value, Summary};
 use anyhow::Context;
 use boltzkit::data::{write_dataset, Binarize, Dataset};
 use boltzkit::rbm::ais::{
@@ -18,7 +19,7 @@ use boltzkit::rbm::train::{
     AisLogLikelihood, Algorithm, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate, Monitors,
     Observer, Progress, StopReason, TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
 };
-use boltzkit::rbm::{base_rate_biases, mean_neg_free_energy, monitor, Rbm};
+use boltzkit::rbm::{base_rate_biases, mean_neg_free_energy, monitor, GibbsChains, Rbm};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
@@ -63,7 +64,7 @@ enum RbmVerb {
         sample) and ln Z, by enumeration of the smaller layer (exact, ≤ 30 units), by \
         annealed importance sampling from the base-rate model (ais: ln Z, its standard error \
         and the ±3σ interval; on average AIS underestimates ln Z, so its log-likelihood is \
-        optimistic), or by both AIS and reverse AIS started at --chains data rows (raise, \
+        optimistic), or by both AIS and reverse AIS started at --ais-chains data rows (raise, \
         Burda et al. 2015 with the weights of Upadhya & Sastry 2015: the reverse estimate \
         errs the other way when its starts are model samples; from data rows it is an \
         approximation, and the gap between the two shows how far either can be trusted).\n\n\
@@ -165,54 +166,13 @@ enum MethodArg {
     Raise,
 }
 
-/// `--binarize`: none, threshold:T or stochastic.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum BinarizeArg {
-    None,
-    Threshold(f64),
-    Stochastic,
-}
-
-impl BinarizeArg {
-    /// The reader's binarization; `seed` drives the stochastic one.
-    pub(crate) fn resolve(self, seed: u64) -> Binarize {
-        match self {
-            BinarizeArg::None => Binarize::None,
-            BinarizeArg::Threshold(t) => Binarize::Threshold(t),
-            BinarizeArg::Stochastic => Binarize::Stochastic { seed },
-        }
-    }
-
-    /// Whether reading with it draws random numbers.
-    fn is_random(self) -> bool {
-        self == BinarizeArg::Stochastic
-    }
-}
-
-pub(crate) fn parse_binarize(s: &str) -> Result<BinarizeArg, String> {
-    match s {
-        "none" => Ok(BinarizeArg::None),
-        "stochastic" => Ok(BinarizeArg::Stochastic),
-        _ => match s.strip_prefix("threshold:") {
-            Some(t) => t
-                .parse::<f64>()
-                .ok()
-                .filter(|t| t.is_finite())
-                .map(BinarizeArg::Threshold)
-                .ok_or_else(|| format!("`{t}` is not a finite number")),
-            None => Err("expected none, threshold:T or stochastic".into()),
-        },
-    }
-}
-
 #[derive(Debug, Args)]
 struct FitArgs {
     /// Training data (.npy, .csv, .tsv, IDX, .amat; .gz read transparently)
     #[arg(long, value_name = "FILE")]
     data: PathBuf,
-    /// Conversion of grayscale data to 0/1: none, threshold:T (v > T is 1) or stochastic
-    #[arg(long, value_name = "HOW", default_value = "none", value_parser = parse_binarize)]
-    binarize: BinarizeArg,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// Training algorithm: a family, cd, pcd, cg, sdcp, csdcp, popcd, pt (settings from --k,
     /// --inner, --replicas, --loo) or frank-wolfe; or one name in the library's notation:
     /// cd-K, pcd-K, sdcp-D-K, cg-K, csdcp-D-K, popcd-K, popcd-K-loo, pt-M, pt-M-K
@@ -302,12 +262,20 @@ struct EvalArgs {
     /// How to compute ln Z [default: exact when the smaller layer has ≤ 30 units, else ais]
     #[arg(long, value_enum)]
     method: Option<MethodArg>,
-    /// AIS chains
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    chains: usize,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
+    /// AIS chains [default: 100]
+    #[arg(long, value_name = "N")]
+    ais_chains: Option<usize>,
     /// AIS steps of a linear schedule [default: the standard 14,500-step schedule]
     #[arg(long, value_name = "N")]
-    steps: Option<usize>,
+    ais_steps: Option<usize>,
+    /// The old name of --ais-chains
+    #[arg(long = "chains", value_name = "N", hide = true)]
+    chains_alias: Option<usize>,
+    /// The old name of --ais-steps
+    #[arg(long = "steps", value_name = "N", hide = true)]
+    steps_alias: Option<usize>,
     /// Also report the mean-field reconstruction error and the full pseudo-log-likelihood
     /// (every unit) of the data: cheap, deterministic monitors, not log-likelihoods
     #[arg(long)]
@@ -359,6 +327,35 @@ pub(crate) fn load_optional(
     binarize: Binarize,
 ) -> anyhow::Result<Option<Dataset>> {
     path.map(|p| load_binary(p, binarize)).transpose()
+}
+
+/// Refuses `--valid`/`--test` files (flag, path, data) whose width differs from `train`'s.
+pub(crate) fn check_widths(
+    train: &Dataset,
+    others: &[(&str, Option<&PathBuf>, Option<&Dataset>)],
+) -> anyhow::Result<()> {
+    for (flag, path, data) in others {
+        if let (Some(path), Some(data)) = (path, data) {
+            guard::same_width(flag, path, data.n_vars(), train.n_vars())?;
+        }
+    }
+    Ok(())
+}
+
+/// Bytes `rbm fit` needs: the model and the trainer's copies of it (gradient, velocity,
+/// packed transposes), `chains` Gibbs chains, the data as f32 rows.
+fn fit_memory(nv: u64, nh: u64, chains: u64, rows: u64) -> u64 {
+    Rbm::memory_estimate(nv, nh)
+        .saturating_mul(5)
+        .saturating_add(GibbsChains::memory_estimate(chains, nv, nh).saturating_mul(2))
+        .saturating_add(Dataset::memory_estimate(rows, nv).saturating_mul(5))
+}
+
+/// Bytes `rbm sample` (and `rbm plot --what samples`) need for `n` chains: the chains, the
+/// starting states and the written rows.
+pub(crate) fn sample_memory(n: u64, nv: u64, nh: u64) -> u64 {
+    GibbsChains::memory_estimate(n, nv, nh)
+        .saturating_add(Dataset::memory_estimate(n, nv).saturating_mul(9))
 }
 
 fn check_vars(path: &Path, data: &Dataset, rbm: &Rbm) -> anyhow::Result<()> {
@@ -456,10 +453,45 @@ impl FitArgs {
             params.batch_size(self.batch_size)
         };
         params.check()?;
+        guard::model_files(
+            &[
+                Some(&self.data),
+                self.valid.as_deref(),
+                self.model.as_deref(),
+            ],
+            &[
+                ("-o", Some(&self.output)),
+                ("--checkpoint", self.checkpoint.as_deref()),
+            ],
+            &[self.log.as_deref()],
+        )?;
 
         let binarize = self.binarize.resolve(derive_seed(seed, 2));
         let data = load_binary(&self.data, binarize)?;
         let valid = load_optional(self.valid.as_ref(), binarize)?;
+        check_widths(&data, &[("--valid", self.valid.as_ref(), valid.as_ref())])?;
+        if let Some(h) = self.hidden {
+            let batch = if self.batch_size == 0 {
+                data.n_samples()
+            } else {
+                self.batch_size
+            };
+            let chains = batch
+                * if matches!(algorithm, Algorithm::Pt { .. }) {
+                    replicas
+                } else {
+                    1
+                };
+            guard::memory(
+                &format!("rbm fit --hidden {h}"),
+                fit_memory(
+                    data.n_vars() as u64,
+                    h as u64,
+                    chains as u64,
+                    data.n_samples() as u64,
+                ),
+            )?;
+        }
         if self.early_stop && (valid.is_none() || self.eval_every == 0) {
             return Err(
                 UsageError::new("--early-stop needs --valid FILE and --eval-every N ≥ 1").into(),
@@ -488,9 +520,6 @@ impl FitArgs {
                 Rbm::init_from_data(&data, h, 0.01, &mut rng_from_seed(derive_seed(seed, 0)))?
             }
         };
-        if let (Some(path), Some(v)) = (&self.valid, &valid) {
-            check_vars(path, v, &rbm)?;
-        }
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
         let small = nv.min(nh) <= MAX_EXACT_OBSERVER_UNITS;
         let eval = self
@@ -563,15 +592,15 @@ impl FitArgs {
         let record = &outcome.record;
 
         let settings = json!({
-            "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": self.lr,
-            "lr_end": self.lr_end,
+            "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": f32_value(self.lr),
+            "lr_end": self.lr_end.map(f32_value),
             "batch_size": self.batch_size, "k": k,
             "inner": if centered_or_dcp { Some(inner) } else { None },
             "replicas": if self.algo.family == AlgoArg::Pt { Some(replicas) } else { None },
             "loo": loo,
             "valid": self.valid.as_ref().map(|p| p.display().to_string()),
             "early_stop": self.early_stop, "gap_tol": self.gap_tol,
-            "momentum": self.momentum, "weight_decay": self.weight_decay,
+            "momentum": f32_value(self.momentum), "weight_decay": f32_value(self.weight_decay),
             "binarize": format!("{:?}", self.binarize),
             "init_model": self.model.as_ref().map(|p| p.display().to_string()),
         });
@@ -589,7 +618,13 @@ impl FitArgs {
             .set("epochs", record.epochs)
             .set("updates", record.steps)
             .set("stop", record.stop.to_string());
-        if let Some(last) = record.history.last() {
+        // the monitors of the last evaluation, when it evaluated the result: with --eval-every
+        // above the epochs run it was the starting model (epoch 0), a stale figure
+        if let Some(last) = record
+            .history
+            .last()
+            .filter(|r| r.epoch == record.epochs as u64)
+        {
             for (key, v) in &last.metrics {
                 summary.set(format!("monitor_{key}"), *v);
             }
@@ -636,6 +671,9 @@ fn write_model(
 
 impl EvalArgs {
     fn run(self) -> anyhow::Result<()> {
+        let chains =
+            renamed(self.ais_chains, self.chains_alias, "ais-chains", "chains")?.unwrap_or(100);
+        let steps = renamed(self.ais_steps, self.steps_alias, "ais-steps", "steps")?;
         let file = load_rbm(&self.model)?;
         let rbm = file.rbm;
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
@@ -646,6 +684,7 @@ impl EvalArgs {
         });
         let seed = match method {
             MethodArg::Ais | MethodArg::Raise => Some(self.common.init()?),
+            MethodArg::Exact if self.binarize.is_random() => Some(self.common.init()?),
             MethodArg::Exact => {
                 self.common.init_threads()?;
                 None
@@ -658,10 +697,17 @@ impl EvalArgs {
             ))
             .into());
         }
-        if method != MethodArg::Exact && self.chains == 0 {
-            return Err(UsageError::new("--chains must be at least 1").into());
+        if method != MethodArg::Exact && chains == 0 {
+            return Err(UsageError::new("--ais-chains must be at least 1").into());
         }
-        let data = load_binary(&self.data, Binarize::None)?;
+        if method != MethodArg::Exact {
+            guard::memory(
+                &format!("rbm eval --ais-chains {chains}"),
+                GibbsChains::memory_estimate(chains as u64, nv as u64, nh as u64).saturating_mul(2),
+            )?;
+        }
+        let binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
+        let data = load_binary(&self.data, binarize)?;
         check_vars(&self.data, &data, &rbm)?;
         let mut summary = Summary::new("rbm eval", seed);
         summary
@@ -691,13 +737,13 @@ impl EvalArgs {
                 .set("log_z", log_z);
             return summary.emit(&self.common);
         }
-        let schedule = match self.steps {
+        let schedule = match steps {
             Some(k) => AisSchedule::linear(k)?,
             None => AisSchedule::standard(),
         };
         let base_b = base_rate_biases(&data)?;
         let spin = progress::spinner("AIS", self.common.quiet);
-        let forward = ais_log_partition(&rbm, &base_b, &schedule, self.chains, seed)?;
+        let forward = ais_log_partition(&rbm, &base_b, &schedule, chains, seed)?;
         summary
             .set(
                 "method",
@@ -707,12 +753,12 @@ impl EvalArgs {
                     "raise"
                 },
             )
-            .set("chains", self.chains)
+            .set("chains", chains)
             .set("steps", schedule.betas().len() - 1);
         set_estimate(&mut summary, "", &forward, nfe);
         if method == MethodArg::Raise {
             spin.set_message("reverse AIS");
-            let starts = data_starts(&data, self.chains, derive_seed(seed, 1))?;
+            let starts = data_starts(&data, chains, derive_seed(seed, 1))?;
             let reverse =
                 reverse_ais_log_partition(&rbm, &base_b, &schedule, &starts, derive_seed(seed, 2))?;
             set_estimate(&mut summary, "reverse_", &reverse, nfe);
@@ -739,6 +785,11 @@ impl SampleArgs {
         let mut summary = Summary::new("rbm sample", Some(seed));
         let rbm = load_rbm(&self.model)?.rbm;
         let nv = rbm.n_visible();
+        guard::distinct_files(&[Some(&self.model)], &[Some(&self.output)])?;
+        guard::memory(
+            &format!("rbm sample -n {}", self.samples),
+            sample_memory(self.samples, nv as u64, rbm.n_hidden() as u64),
+        )?;
         let n =
             usize::try_from(self.samples).map_err(|_| UsageError::new("--samples is too large"))?;
         let v = gibbs_samples(&rbm, n, self.gibbs_steps, seed, self.common.quiet)?;
