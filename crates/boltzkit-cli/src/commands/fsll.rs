@@ -253,6 +253,7 @@ impl EvalArgs {
         let model = FsllModel::load(&self.model)?;
         guard::memory("fsll eval", model.table_memory())?;
         let mut summary = Summary::new("fsll eval", seed);
+        let spin = crate::progress::spinner("evaluating", self.common.quiet);
         summary
             .set("model", self.model.display().to_string())
             .set("n_basis", model.n_basis());
@@ -273,6 +274,7 @@ impl EvalArgs {
                 .set("truth", path.display().to_string())
                 .set("kl_truth", kl_to_truth(&model, &truth)?);
         }
+        spin.finish_and_clear();
         summary.emit(&self.common)
     }
 }
@@ -293,9 +295,11 @@ impl SampleArgs {
                 self.samples as u64,
             )),
         )?;
+        let spin = crate::progress::spinner("sampling", self.common.quiet);
         let (probs, _) = model.probs();
         let mut rng = rng_from_seed(seed);
         let data = sample_states(model.cardinalities(), &probs, self.samples, &mut rng)?;
+        spin.finish_and_clear();
         write_dataset(&self.output, &data)?;
         summary
             .set("model", self.model.display().to_string())

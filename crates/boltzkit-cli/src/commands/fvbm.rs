@@ -544,6 +544,7 @@ impl EvalArgs {
         let model = Fvbm::load(&self.model)?;
         let d = model.d();
         let mut summary = Summary::new("fvbm eval", seed);
+        let spin = progress::spinner("evaluating", self.common.quiet);
         summary
             .set("model", self.model.display().to_string())
             .set("vars", d)
@@ -585,6 +586,7 @@ impl EvalArgs {
                 summary.set("mse_theta", mse);
             }
         }
+        spin.finish_and_clear();
         summary.emit(&self.common)
     }
 }

@@ -294,7 +294,15 @@ impl FeaturesArgs {
         let binarize: Binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
         let data = load_binary(&self.data, binarize)?;
         super::check_vars(&self.data, &data, &rbm)?;
+        guard::memory(
+            &format!("rbm features of {} rows", data.n_samples()),
+            // f32 features and their f64 copy
+            Dataset::memory_estimate(data.n_samples() as u64, rbm.n_hidden() as u64)
+                .saturating_mul(12),
+        )?;
+        let spin = crate::progress::spinner("features", self.common.quiet);
         let f = hidden_features(&rbm, &data)?;
+        spin.finish_and_clear();
         let f64s: Vec<f64> = f.iter().map(|&x| f64::from(x)).collect();
         write_npy_f64(&self.output, &[data.n_samples(), rbm.n_hidden()], &f64s)
             .with_context(|| format!("writing the features to {}", self.output.display()))?;
