@@ -1,6 +1,8 @@
-//! Flags every command shares: `--seed`, `--json`, `--threads`, `-q/--quiet`.
+//! Flags every command shares (`--seed`, `--json`, `--threads`, `-q/--quiet`), the
+//! `--binarize` of every command that reads data for a model, and renamed flags' aliases.
 
 use anyhow::Context;
+use boltzkit::data::Binarize;
 use clap::Args;
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -19,7 +21,7 @@ pub struct CommonArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Worker threads [default: all cores]; results do not depend on it
+    /// Worker threads [default: all cores; at most 4 per core]; results do not depend on it
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
 
@@ -76,7 +78,91 @@ fn parse_threads(s: &str) -> Result<usize, String> {
     if n == 0 {
         return Err("must be at least 1".into());
     }
+    let max = crate::guard::max_threads();
+    if n > max {
+        return Err(format!(
+            "{n} is more than 4 threads per core ({max} on this machine)"
+        ));
+    }
     Ok(n)
+}
+
+/// `--binarize`, shared by every command that reads data for a model; add with
+/// `#[command(flatten)]`.
+#[derive(Clone, Copy, PartialEq, Args)]
+pub struct BinarizeArgs {
+    /// Conversion of grayscale data to 0/1: none, threshold:T (v > T is 1) or stochastic
+    #[arg(long, value_name = "HOW", default_value = "none", value_parser = parse_binarize)]
+    binarize: BinarizeArg,
+}
+
+/// The value of `--binarize`: none, threshold:T or stochastic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BinarizeArg {
+    None,
+    Threshold(f64),
+    Stochastic,
+}
+
+impl BinarizeArgs {
+    /// The reader's binarization; `seed` drives the stochastic one.
+    pub fn resolve(self, seed: u64) -> Binarize {
+        match self.binarize {
+            BinarizeArg::None => Binarize::None,
+            BinarizeArg::Threshold(t) => Binarize::Threshold(t),
+            BinarizeArg::Stochastic => Binarize::Stochastic { seed },
+        }
+    }
+
+    /// Whether reading with it draws random numbers (then the command needs a seed).
+    pub fn is_random(self) -> bool {
+        self.binarize == BinarizeArg::Stochastic
+    }
+}
+
+/// Prints as the value does (`None`, `Threshold(127.0)`), as model settings record it.
+impl std::fmt::Debug for BinarizeArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.binarize.fmt(f)
+    }
+}
+
+fn parse_binarize(s: &str) -> Result<BinarizeArg, String> {
+    match s {
+        "none" => Ok(BinarizeArg::None),
+        "stochastic" => Ok(BinarizeArg::Stochastic),
+        _ => match s.strip_prefix("threshold:") {
+            Some(t) => t
+                .parse::<f64>()
+                .ok()
+                .filter(|t| t.is_finite())
+                .map(BinarizeArg::Threshold)
+                .ok_or_else(|| format!("`{t}` is not a finite number")),
+            None => Err("expected none, threshold:T or stochastic".into()),
+        },
+    }
+}
+
+/// The value of a renamed flag: `new` (`--{new_name}`), else the old spelling's `old`
+/// (`--{old_name}`, kept as a hidden alias) with a warning on stderr. Both given is a usage
+/// error.
+pub fn renamed<T>(
+    new: Option<T>,
+    old: Option<T>,
+    new_name: &str,
+    old_name: &str,
+) -> anyhow::Result<Option<T>> {
+    match (new, old) {
+        (Some(_), Some(_)) => Err(crate::exit::UsageError::new(format!(
+            "--{old_name} is the old name of --{new_name}; give only --{new_name}"
+        ))
+        .into()),
+        (None, Some(v)) => {
+            eprintln!("warning: --{old_name} is renamed --{new_name}; the old name will go");
+            Ok(Some(v))
+        }
+        (new, None) => Ok(new),
+    }
 }
 
 #[cfg(test)]
@@ -89,6 +175,44 @@ mod tests {
         assert!(parse_threads("0").is_err());
         assert!(parse_threads("-1").is_err());
         assert!(parse_threads("many").is_err());
+        let max = crate::guard::max_threads();
+        assert_eq!(parse_threads(&max.to_string()), Ok(max));
+        let err = parse_threads(&(max + 1).to_string()).unwrap_err();
+        assert!(err.contains("4 threads per core"), "{err}");
+    }
+
+    #[test]
+    fn binarize_values() {
+        assert_eq!(parse_binarize("none"), Ok(BinarizeArg::None));
+        assert_eq!(
+            parse_binarize("threshold:-0.5"),
+            Ok(BinarizeArg::Threshold(-0.5))
+        );
+        assert!(parse_binarize("threshold:nan").is_err());
+        assert!(parse_binarize("half").is_err());
+        let b = BinarizeArgs {
+            binarize: BinarizeArg::Threshold(127.0),
+        };
+        assert_eq!(format!("{b:?}"), "Threshold(127.0)");
+        assert_eq!(b.resolve(1), Binarize::Threshold(127.0));
+        assert!(!b.is_random());
+    }
+
+    #[test]
+    fn renamed_flags_take_either_spelling_but_not_both() {
+        assert_eq!(
+            renamed(Some(1), None, "chains", "samples").unwrap(),
+            Some(1)
+        );
+        assert_eq!(
+            renamed(None, Some(2), "chains", "samples").unwrap(),
+            Some(2)
+        );
+        assert_eq!(
+            renamed::<u8>(None, None, "chains", "samples").unwrap(),
+            None
+        );
+        assert!(renamed(Some(1), Some(2), "chains", "samples").is_err());
     }
 
     #[test]

@@ -1,25 +1,27 @@
 //! `boltzkit`: learn and evaluate Boltzmann machines on discrete data.
 //!
 //! `main` parses the command line and calls [`run`]; every failure comes back as an
-//! `anyhow::Error` and is printed as one line, `error: ...`, on stderr.
-//! Exit status: 0 success, 1 failure at run time, 2 usage error (clap's own parse errors exit
-//! 2 through `clap::Error::exit`; `--help` and `--version` exit 0).
+//! `anyhow::Error` and is printed as one line, `error: ...`, on stderr, and with `--json` also
+//! as `{"error": "...", "exit_code": N}` on stdout.
+//! Exit status: 0 success, 1 failure at run time, 2 usage error (clap's parse errors too;
+//! `--help` and `--version` exit 0).
 
 mod args;
 mod commands;
 mod exit;
 mod fsll_run;
 mod fw_run;
+mod guard;
 mod interrupt;
 mod progress;
 mod report;
 mod repro;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
 /// The top of the command tree: `boltzkit <noun> <verb> [flags]`.
-#[derive(Debug, Parser)]
+#[derive(Debug, clap::Parser)]
 #[command(
     name = "boltzkit",
     version,
@@ -44,14 +46,55 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    report::started();
+    let json = std::env::args_os()
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    let cli = match command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = u8::try_from(err.exit_code()).unwrap_or(exit::USAGE_ERROR);
+            if json && err.use_stderr() {
+                let text = err.to_string();
+                let text = text.trim_start_matches("error: ").to_string();
+                let message = exit::one_line(&anyhow::anyhow!(text));
+                println!("{}", report::json_error(&message, code));
+            }
+            err.exit();
+        }
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {}", exit::one_line(&err));
-            ExitCode::from(exit::code(&err))
+            let message = exit::one_line(&err);
+            let code = exit::code(&err);
+            eprintln!("error: {message}");
+            if json {
+                println!("{}", report::json_error(&message, code));
+            }
+            ExitCode::from(code)
         }
     }
+}
+
+/// The command tree, with negative numbers accepted as flag values in every command
+/// (`--lr -0.1`, `--coupling -0.5`).
+fn command() -> clap::Command {
+    fn allow_negatives(cmd: clap::Command) -> clap::Command {
+        let names: Vec<String> = cmd
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        names
+            .iter()
+            .fold(cmd.allow_negative_numbers(true), |cmd, name| {
+                cmd.mut_subcommand(name, allow_negatives)
+            })
+    }
+    allow_negatives(Cli::command())
 }
 
 /// Runs the parsed command.
@@ -62,10 +105,26 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn command_tree_is_consistent() {
-        Cli::command().debug_assert();
+        command().debug_assert();
+    }
+
+    #[test]
+    fn negative_numbers_are_values() {
+        let m = command()
+            .try_get_matches_from([
+                "boltzkit",
+                "gen",
+                "ising",
+                "--coupling",
+                "-0.5",
+                "-o",
+                "x.npy",
+            ])
+            .unwrap();
+        let cli = Cli::from_arg_matches(&m).unwrap();
+        assert!(format!("{cli:?}").contains("-0.5"), "{cli:?}");
     }
 }

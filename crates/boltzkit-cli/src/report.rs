@@ -1,4 +1,5 @@
-//! The end-of-run summary: one JSON object on stdout (`--json`) or readable lines on stderr.
+//! The end-of-run summary, the command's result: one JSON object (`--json`) or readable lines,
+//! on stdout either way (progress, the seed line and warnings go to stderr).
 //!
 //! ```text
 //! let mut s = Summary::new("gen ising", Some(seed));
@@ -7,14 +8,37 @@
 //! ```
 //!
 //! The JSON object always has `command`, `seed` (null for a command without randomness) and
-//! `wall_s` (seconds since [`Summary::new`]), then the fields in the order they were set. The
+//! `wall_s` (seconds since the process started, [`started`]), then the fields in the order they
+//! were set. The
 //! human form leaves the seed out: [`crate::args::CommonArgs::init`] already printed it.
 
 use crate::args::CommonArgs;
 use anyhow::Context;
 use serde_json::Value;
 use std::io::Write;
+use std::sync::OnceLock;
 use std::time::Instant;
+
+/// When the process started (the first call; `main` calls it before parsing), so a summary
+/// made after the work still reports the whole run's wall time.
+pub fn started() -> Instant {
+    static START: OnceLock<Instant> = OnceLock::new();
+    *START.get_or_init(Instant::now)
+}
+
+/// An `f32` setting as the user typed it (`0.02`, not `0.019999999552965164`): its shortest
+/// decimal form read back as an f64.
+pub fn f32_value(x: f32) -> Value {
+    x.to_string()
+        .parse::<f64>()
+        .map_or(Value::Null, Value::from)
+}
+
+/// The JSON error object printed on stdout when a `--json` run fails:
+/// `{"error": "...", "exit_code": N}`.
+pub fn json_error(message: &str, exit_code: u8) -> String {
+    serde_json::json!({ "error": message, "exit_code": exit_code }).to_string()
+}
 
 /// Key/values describing a finished run.
 #[derive(Debug, Clone)]
@@ -26,13 +50,14 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// A summary of `command` (e.g. `"gen ising"`), run with `seed`; the wall clock starts now.
+    /// A summary of `command` (e.g. `"gen ising"`), run with `seed`; its wall clock started
+    /// with the process.
     pub fn new(command: impl Into<String>, seed: Option<u64>) -> Self {
         Summary {
             command: command.into(),
             seed,
             fields: Vec::new(),
-            start: Instant::now(),
+            start: started(),
         }
     }
 
@@ -87,18 +112,20 @@ impl Summary {
         out
     }
 
-    /// Prints the summary: JSON on stdout with `--json`, else the human form on stderr
-    /// unless `--quiet`.
+    /// Prints the summary on stdout: JSON with `--json`, else the human form unless
+    /// `--quiet`.
     pub fn emit(&self, common: &CommonArgs) -> anyhow::Result<()> {
-        if common.json {
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{}", self.to_json())
-                .and_then(|_| out.flush())
-                .context("writing the JSON summary to stdout")?;
+        let text = if common.json {
+            self.to_json() + "\n"
         } else if !common.quiet {
-            eprint!("{}", self.to_human());
-        }
-        Ok(())
+            self.to_human()
+        } else {
+            return Ok(());
+        };
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|_| out.flush())
+            .context("writing the summary to stdout")
     }
 }
 
@@ -138,6 +165,25 @@ mod tests {
             1,
             "replaced in place: {text}"
         );
+    }
+
+    #[test]
+    fn f32_settings_print_as_typed_and_errors_as_json() {
+        assert_eq!(f32_value(0.02).to_string(), "0.02");
+        assert_eq!(f32_value(-0.1).to_string(), "-0.1");
+        assert!(f32_value(f32::NAN).is_null());
+        let v: Value = serde_json::from_str(&json_error("no \"file\"", 2)).unwrap();
+        assert_eq!(v["error"], "no \"file\"");
+        assert_eq!(v["exit_code"], 2);
+    }
+
+    #[test]
+    fn the_clock_starts_with_the_process() {
+        let first = started();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let s = Summary::new("late", None);
+        assert_eq!(s.start, first);
+        assert!(s.start.elapsed().as_secs_f64() >= 0.02);
     }
 
     #[test]

@@ -175,7 +175,7 @@ fn json_prints_one_object_with_the_seed() {
 }
 
 #[test]
-fn human_summary_on_stderr_and_quiet_silences_it() {
+fn human_summary_on_stdout_seed_on_stderr_and_quiet_silences_both() {
     let dir = tempfile::tempdir().unwrap();
     boltzkit()
         .args([
@@ -192,9 +192,9 @@ fn human_summary_on_stderr_and_quiet_silences_it() {
         .arg(dir.path().join("d.tsv"))
         .assert()
         .success()
-        .stdout("")
-        .stderr(predicate::str::contains("seed: 9"))
-        .stderr(predicate::str::contains("edges"));
+        .stdout(predicate::str::contains("gen bn: done in"))
+        .stdout(predicate::str::contains("edges"))
+        .stderr("seed: 9\n");
     boltzkit()
         .args(["gen", "bn", "--vars", "8", "--samples", "10", "-q", "-o"])
         .arg(dir.path().join("d.tsv"))

@@ -3,15 +3,15 @@
 //! `bench/python/sklearn_rbm_epoch.py`). Each verb repeats its work and reports the minimum
 //! and the median, so a busy machine shows as a spread rather than a wrong figure.
 
-use crate::args::CommonArgs;
-use crate::commands::rbm::{load_binary, BinarizeArg};
+use crate::args::{renamed, BinarizeArgs, CommonArgs};
+use crate::commands::rbm::load_binary;
 use crate::exit::UsageError;
 use crate::report::Summary;
 use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
 use boltzkit::rbm::exact;
 use boltzkit::rbm::file::load_rbm;
 use boltzkit::rbm::train::{Algorithm, TrainParams, Trainer};
-use boltzkit::rbm::Rbm;
+use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -39,7 +39,7 @@ enum BenchVerb {
     #[command(
         long_about = "Time forward AIS of ln Z from the uniform base model on a model \
         file, or on a random RBM (W ~ N(0, --scale²), zero biases) of the given shape.\n\n\
-        Example:\n  boltzkit bench ais --visible 784 --hidden 500 --chains 100"
+        Example:\n  boltzkit bench ais --visible 784 --hidden 500 --ais-chains 100"
     )]
     Ais(AisArgs),
     /// Time the exact ln Z by enumeration of the smaller layer
@@ -65,10 +65,8 @@ struct EpochArgs {
     /// Training data (any supported format)
     #[arg(long, value_name = "FILE")]
     data: PathBuf,
-    /// Conversion of grayscale data to 0/1: none, threshold:T or stochastic
-    #[arg(long, value_name = "HOW", default_value = "none",
-          value_parser = crate::commands::rbm::parse_binarize)]
-    binarize: BinarizeArg,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// Hidden units
     #[arg(long, value_name = "N", default_value_t = 500)]
     hidden: usize,
@@ -112,7 +110,17 @@ struct ModelChoice {
 }
 
 impl ModelChoice {
-    fn load(&self, seed: u64) -> anyhow::Result<(Rbm, String)> {
+    /// The model; a random one is checked against the memory first (`chains` Gibbs chains
+    /// will run on it).
+    fn load(&self, seed: u64, chains: u64) -> anyhow::Result<(Rbm, String)> {
+        if self.model.is_none() {
+            let (nv, nh) = (self.visible as u64, self.hidden as u64);
+            crate::guard::memory(
+                &format!("--visible {} --hidden {}", self.visible, self.hidden),
+                Rbm::memory_estimate(nv, nh)
+                    .saturating_add(GibbsChains::memory_estimate(chains, nv, nh)),
+            )?;
+        }
         match &self.model {
             Some(path) => Ok((load_rbm(path)?.rbm, path.display().to_string())),
             None => {
@@ -132,12 +140,18 @@ impl ModelChoice {
 struct AisArgs {
     #[command(flatten)]
     model: ModelChoice,
-    /// AIS chains
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    chains: usize,
+    /// AIS chains [default: 100]
+    #[arg(long, value_name = "N")]
+    ais_chains: Option<usize>,
     /// Steps of a linear schedule [default: the standard 14,500-step schedule]
     #[arg(long, value_name = "N")]
-    steps: Option<usize>,
+    ais_steps: Option<usize>,
+    /// The old name of --ais-chains
+    #[arg(long = "chains", value_name = "N", hide = true)]
+    chains_alias: Option<usize>,
+    /// The old name of --ais-steps
+    #[arg(long = "steps", value_name = "N", hide = true)]
+    steps_alias: Option<usize>,
     /// Timed runs
     #[arg(long, value_name = "N", default_value_t = 1)]
     repeats: usize,
@@ -178,14 +192,17 @@ fn time_runs<T>(
     }
     let mut times = Vec::with_capacity(repeats);
     let mut last = None;
+    let bar = crate::progress::bar(repeats as u64, "timed runs", quiet);
     for r in 0..repeats {
         let t = Instant::now();
         last = Some(work(r)?);
         times.push(t.elapsed().as_secs_f64());
         if !quiet {
-            eprintln!("run {}: {:.3} s", r + 1, times[r]);
+            bar.suspend(|| eprintln!("run {}: {:.3} s", r + 1, times[r]));
         }
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let last = last.ok_or_else(|| anyhow::anyhow!("no timed run"))?;
     Ok((times, last))
 }
@@ -251,8 +268,11 @@ impl EpochArgs {
 impl AisArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = self.common.init()?;
-        let (rbm, source) = self.model.load(derive_seed(seed, 0))?;
-        let schedule = match self.steps {
+        let chains =
+            renamed(self.ais_chains, self.chains_alias, "ais-chains", "chains")?.unwrap_or(100);
+        let steps = renamed(self.ais_steps, self.steps_alias, "ais-steps", "steps")?;
+        let (rbm, source) = self.model.load(derive_seed(seed, 0), chains as u64 * 2)?;
+        let schedule = match steps {
             Some(k) => AisSchedule::linear(k)?,
             None => AisSchedule::standard(),
         };
@@ -262,7 +282,7 @@ impl AisArgs {
                 &rbm,
                 &base,
                 &schedule,
-                self.chains,
+                chains,
                 derive_seed(seed, 1 + r as u64),
             )?)
         })?;
@@ -271,7 +291,7 @@ impl AisArgs {
             .set("model", source)
             .set("visible", rbm.n_visible())
             .set("hidden", rbm.n_hidden())
-            .set("chains", self.chains)
+            .set("chains", chains)
             .set("steps", schedule.betas().len() - 1)
             .set("threads", rayon::current_num_threads())
             .set("log_z", est.log_z)
@@ -284,7 +304,7 @@ impl AisArgs {
 impl ExactArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = self.common.init()?;
-        let (rbm, source) = self.model.load(derive_seed(seed, 0))?;
+        let (rbm, source) = self.model.load(derive_seed(seed, 0), 0)?;
         let (times, log_z) = time_runs(self.repeats, self.common.quiet, |_| {
             Ok(exact::log_partition(&rbm)?)
         })?;

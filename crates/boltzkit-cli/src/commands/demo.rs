@@ -42,7 +42,7 @@ impl DemoArgs {
             summary.set("fsll", serde_json::to_value(&results)?);
             summary.set("markdown", table);
         } else if !common.quiet {
-            eprintln!("\n{table}");
+            println!("{table}");
             eprintln!(
                 "KL(p*||p_θ) is the distance from the true distribution (lower is better); the \
                  paper's times are Java on a 4 GHz i7.\nNext: `boltzkit repro fsll` for all of Table 1, \

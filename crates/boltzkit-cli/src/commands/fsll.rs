@@ -1,13 +1,14 @@
 //! `boltzkit fsll`: learn, evaluate and sample full-span log-linear models.
 
-use crate::args::CommonArgs;
+use crate::args::{BinarizeArgs, CommonArgs};
 use crate::fsll_run::{fit_with_progress, kl_to_truth, outcome};
+use crate::guard;
 use crate::report::Summary;
 use anyhow::Context;
-use boltzkit::data::synth::sample_states;
-use boltzkit::data::{read_dataset, read_npy_f64, write_dataset, Dataset, ReadOptions};
-use boltzkit::fsll::{FsllModel, FsllParams, TransformPath};
-use boltzkit::rng::rng_from_seed;
+use boltzkit::data::synth::{sample_states, sample_states_memory};
+use boltzkit::data::{read_dataset, read_npy_f64, write_dataset, Binarize, Dataset, ReadOptions};
+use boltzkit::fsll::{fit_memory_estimate, FsllModel, FsllParams, TransformPath};
+use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand, ValueEnum};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -69,6 +70,8 @@ struct FitArgs {
     /// Where to write the model (safetensors)
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// Per-variable cardinalities, comma-separated [default: inferred as max + 1]
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     cardinalities: Option<Vec<u32>>,
@@ -96,6 +99,8 @@ struct EvalArgs {
     /// Data whose average log-likelihood to report
     #[arg(long, value_name = "FILE")]
     data: Option<PathBuf>,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// The true distribution over all states (.npy of f64)
     #[arg(long, value_name = "FILE")]
     truth: Option<PathBuf>,
@@ -129,13 +134,31 @@ impl FsllArgs {
     }
 }
 
-/// Reads a data file, with cardinalities given or inferred.
-pub fn load_data(path: &Path, cardinalities: Option<Vec<u32>>) -> anyhow::Result<Dataset> {
+/// Reads a data file, with cardinalities given or inferred, binarized as `binarize` says.
+pub fn load_data(
+    path: &Path,
+    cardinalities: Option<Vec<u32>>,
+    binarize: Binarize,
+) -> anyhow::Result<Dataset> {
     let opts = ReadOptions {
         cardinalities,
         ..ReadOptions::default()
-    };
+    }
+    .with_binarize(binarize);
     Ok(read_dataset(path, &opts)?)
+}
+
+/// The seed of a command without other randomness: drawn (and printed) only when
+/// `--binarize stochastic` needs one.
+pub(crate) fn binarize_seed(
+    common: &CommonArgs,
+    binarize: BinarizeArgs,
+) -> anyhow::Result<Option<u64>> {
+    if binarize.is_random() {
+        return common.init().map(Some);
+    }
+    common.init_threads()?;
+    Ok(None)
 }
 
 /// Reads a true distribution (.npy of f64 over all states).
@@ -153,8 +176,8 @@ pub fn load_truth(path: &Path) -> anyhow::Result<Vec<f64>> {
 
 impl FitArgs {
     fn run(self) -> anyhow::Result<()> {
-        self.common.init_threads()?;
-        let mut summary = Summary::new("fsll fit", None);
+        let seed = binarize_seed(&self.common, self.binarize)?;
+        let mut summary = Summary::new("fsll fit", seed);
         let params = FsllParams {
             epsilon: self.epsilon,
             max_iterations: self.max_iterations,
@@ -166,7 +189,20 @@ impl FitArgs {
             },
         };
         params.check()?;
-        let data = load_data(&self.data, self.cardinalities.clone())?;
+        guard::model_files(
+            &[Some(&self.data), self.truth.as_deref()],
+            &[("-o", self.output.as_deref())],
+            &[],
+        )?;
+        let data = load_data(
+            &self.data,
+            self.cardinalities.clone(),
+            self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
+        )?;
+        guard::memory(
+            &format!("fsll fit on {} variables", data.n_vars()),
+            fit_memory_estimate(data.cardinalities(), data.n_samples() as u64),
+        )?;
         let truth = self.truth.as_deref().map(load_truth).transpose()?;
         let fit = fit_with_progress(&data, &params, self.common.quiet)?;
         let out = outcome(&fit, truth.as_deref())?;
@@ -210,17 +246,23 @@ impl FitArgs {
 
 impl EvalArgs {
     fn run(self) -> anyhow::Result<()> {
-        self.common.init_threads()?;
+        let seed = binarize_seed(&self.common, self.binarize)?;
         if self.data.is_none() && self.truth.is_none() {
             return Err(crate::exit::UsageError::new("give --data, --truth or both").into());
         }
         let model = FsllModel::load(&self.model)?;
-        let mut summary = Summary::new("fsll eval", None);
+        guard::memory("fsll eval", model.table_memory())?;
+        let mut summary = Summary::new("fsll eval", seed);
+        let spin = crate::progress::spinner("evaluating", self.common.quiet);
         summary
             .set("model", self.model.display().to_string())
             .set("n_basis", model.n_basis());
         if let Some(path) = &self.data {
-            let data = load_data(path, Some(model.cardinalities().to_vec()))?;
+            let data = load_data(
+                path,
+                Some(model.cardinalities().to_vec()),
+                self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
+            )?;
             summary
                 .set("data", path.display().to_string())
                 .set("samples", data.n_samples())
@@ -232,6 +274,7 @@ impl EvalArgs {
                 .set("truth", path.display().to_string())
                 .set("kl_truth", kl_to_truth(&model, &truth)?);
         }
+        spin.finish_and_clear();
         summary.emit(&self.common)
     }
 }
@@ -243,10 +286,20 @@ impl SampleArgs {
         if self.samples == 0 {
             return Err(crate::exit::UsageError::new("--samples must be at least 1").into());
         }
+        guard::distinct_files(&[Some(&self.model)], &[Some(&self.output)])?;
         let model = FsllModel::load(&self.model)?;
+        guard::memory(
+            &format!("fsll sample -n {}", self.samples),
+            model.table_memory().saturating_add(sample_states_memory(
+                model.cardinalities().len() as u64,
+                self.samples as u64,
+            )),
+        )?;
+        let spin = crate::progress::spinner("sampling", self.common.quiet);
         let (probs, _) = model.probs();
         let mut rng = rng_from_seed(seed);
         let data = sample_states(model.cardinalities(), &probs, self.samples, &mut rng)?;
+        spin.finish_and_clear();
         write_dataset(&self.output, &data)?;
         summary
             .set("model", self.model.display().to_string())

@@ -1,16 +1,18 @@
 //! `boltzkit fvbm`: fit, evaluate, sample and test fully visible Boltzmann machines.
 
-use crate::args::CommonArgs;
-use crate::commands::fsll::{load_data, load_truth};
+use crate::args::{BinarizeArgs, CommonArgs};
+use crate::commands::fsll::{binarize_seed, load_data, load_truth};
 use crate::exit::UsageError;
+use crate::guard;
 use crate::progress;
 use crate::report::Summary;
 use anyhow::Context;
-use boltzkit::data::{write_dataset, Dataset};
+use boltzkit::data::synth::{sample_states_memory, table_memory};
+use boltzkit::data::{write_dataset, Binarize, Dataset};
 use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
 use boltzkit::fvbm::{bslm, ga, inference, mle, newton, pcd, pseudo, Convention, Fvbm, MpleParams};
 use boltzkit::model::{ExactTask, Model, Sampler, Sampling};
-use boltzkit::rng::{rng_from_seed, BkRng};
+use boltzkit::rng::{derive_seed, rng_from_seed, BkRng};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -116,6 +118,8 @@ struct FitArgs {
     /// Training data of 0/1 values (.npy, .csv, .tsv, .amat; .gz read transparently)
     #[arg(long, value_name = "FILE")]
     data: PathBuf,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// Learning algorithm
     #[arg(long, value_enum, default_value_t = AlgoArg::Bslm)]
     algo: AlgoArg,
@@ -130,9 +134,14 @@ struct FitArgs {
     /// runaway parameters are still detected
     #[arg(long)]
     no_existence_check: bool,
-    /// Stop when the objective gains less than this in a sweep (bslm, ga, newton)
-    #[arg(long, default_value_t = 1e-5)]
-    tau: f64,
+    /// Stop when the objective gains less than this in an iteration (bslm, ga, newton)
+    /// [default: off for bslm, which stops at --grad-tol; 1e-5, the paper's, for ga and newton]
+    #[arg(long, value_name = "τ")]
+    tau: Option<f64>,
+    /// Stop when every component of the gradient per sample is at most this (bslm, ga,
+    /// newton) [default: 1e-7 for bslm (it then returns the MPLE); off for ga and newton]
+    #[arg(long, value_name = "X")]
+    grad_tol: Option<f64>,
     /// Step μ of gradient ascent (μ ≤ 1 is monotone)
     #[arg(long, default_value_t = 1.0)]
     mu: f64,
@@ -167,6 +176,8 @@ struct EvalArgs {
     /// Data of 0/1 values
     #[arg(long, value_name = "FILE")]
     data: Option<PathBuf>,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// The truth: an FVBM (.safetensors) or a probability table (.npy)
     #[arg(long, value_name = "FILE")]
     truth: Option<PathBuf>,
@@ -198,6 +209,8 @@ struct TestsArgs {
     /// The data the model was fitted to (0/1 values)
     #[arg(long, value_name = "FILE")]
     data: PathBuf,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// The L2 penalty λ the model was fitted with
     #[arg(long, value_name = "λ", default_value_t = 0.0)]
     l2: f64,
@@ -217,9 +230,9 @@ impl FvbmArgs {
     }
 }
 
-/// Reads a data file of 0/1 values for an FVBM.
-pub fn load_binary(path: &Path) -> anyhow::Result<Dataset> {
-    let data = load_data(path, None)?;
+/// Reads a data file of 0/1 values for an FVBM (after the binarization, if any).
+pub fn load_binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dataset> {
+    let data = load_data(path, None, binarize)?;
     if let Some(j) = data.cardinalities().iter().position(|&k| k != 2) {
         anyhow::bail!(
             "{}: an FVBM needs 0/1 data, but column {} holds values up to {}",
@@ -311,17 +324,33 @@ fn warn(warnings: &[String], common: &CommonArgs, summary: &mut Summary) {
 
 impl FitArgs {
     fn run(self) -> anyhow::Result<()> {
-        let seed = if self.algo == AlgoArg::Pcd {
+        let seed = if self.algo == AlgoArg::Pcd || self.binarize.is_random() {
             Some(self.common.init()?)
         } else {
             self.common.init_threads()?;
             None
         };
+        guard::model_files(
+            &[Some(&self.data), self.truth.as_deref()],
+            &[("-o", self.output.as_deref())],
+            &[],
+        )?;
         let mut summary = Summary::new("fvbm fit", seed);
         let conv: Convention = self.convention.into();
+        // BSLM stops at first-order optimality (the library's default); ga and newton keep
+        // the paper's gain rule
+        let stop = match self.algo {
+            AlgoArg::Bslm => MpleParams::default(),
+            _ => MpleParams::paper(),
+        };
+        let (tau, grad_tol) = (
+            self.tau.unwrap_or(stop.tau),
+            self.grad_tol.unwrap_or(stop.grad_tol),
+        );
         let mple = MpleParams {
             convention: conv,
-            tau: self.tau,
+            tau,
+            grad_tol,
             max_iterations: self.max_iterations,
             l2: self.l2,
             check_existence: !self.no_existence_check,
@@ -335,8 +364,20 @@ impl FitArgs {
             ))
             .into());
         }
-        let data = load_binary(&self.data)?;
+        let data = load_binary(
+            &self.data,
+            self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
+        )?;
         let d = data.n_vars();
+        guard::memory(
+            &format!("fvbm fit --algo {:?} on {d} variables", self.algo).to_lowercase(),
+            fit_memory(
+                self.algo,
+                d as u64,
+                data.n_samples() as u64,
+                self.chains as u64,
+            ),
+        )?;
         if self.algo == AlgoArg::Mle && d > MAX_EXACT_UNITS {
             return Err(UsageError::new(format!(
                 "--algo mle enumerates all 2^d states: needs at most {MAX_EXACT_UNITS} \
@@ -408,7 +449,7 @@ impl FitArgs {
                 }
                 spin.finish_and_clear();
                 warn(&r.warnings, &self.common, &mut summary);
-                let settings = json!({"tau": self.tau, "l2": self.l2, "mu": self.mu,
+                let settings = json!({"tau": tau, "grad_tol": grad_tol, "l2": self.l2, "mu": self.mu,
                     "max_iterations": self.max_iterations});
                 (fit.model, settings)
             }
@@ -496,19 +537,23 @@ impl FitArgs {
 
 impl EvalArgs {
     fn run(self) -> anyhow::Result<()> {
-        self.common.init_threads()?;
+        let seed = binarize_seed(&self.common, self.binarize)?;
         if self.data.is_none() && self.truth.is_none() {
             return Err(UsageError::new("give --data, --truth or both").into());
         }
         let model = Fvbm::load(&self.model)?;
         let d = model.d();
-        let mut summary = Summary::new("fvbm eval", None);
+        let mut summary = Summary::new("fvbm eval", seed);
+        let spin = progress::spinner("evaluating", self.common.quiet);
         summary
             .set("model", self.model.display().to_string())
             .set("vars", d)
             .set("convention", model.convention().name());
         if let Some(path) = &self.data {
-            let data = load_binary(path)?;
+            let data = load_binary(
+                path,
+                self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
+            )?;
             if data.n_vars() != d {
                 anyhow::bail!(
                     "{}: {} variables, the model has {d} units",
@@ -541,6 +586,7 @@ impl EvalArgs {
                 summary.set("mse_theta", mse);
             }
         }
+        spin.finish_and_clear();
         summary.emit(&self.common)
     }
 }
@@ -549,7 +595,18 @@ impl SampleArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = self.common.init()?;
         let mut summary = Summary::new("fvbm sample", Some(seed));
+        guard::distinct_files(&[Some(&self.model)], &[Some(&self.output)])?;
         let model = Fvbm::load(&self.model)?;
+        let d = model.d() as u64;
+        let table = if model.d() <= MAX_EXACT_UNITS {
+            table_memory(&vec![2; model.d()])
+        } else {
+            0
+        };
+        guard::memory(
+            &format!("fvbm sample -n {}", self.samples),
+            table.saturating_add(sample_states_memory(d, self.samples)),
+        )?;
         let n =
             usize::try_from(self.samples).map_err(|_| UsageError::new("--samples is too large"))?;
         let mut rng = rng_from_seed(seed);
@@ -568,11 +625,20 @@ impl SampleArgs {
 
 impl TestsArgs {
     fn run(self) -> anyhow::Result<()> {
-        self.common.init_threads()?;
+        let seed = binarize_seed(&self.common, self.binarize)?;
         let model = Fvbm::load(&self.model)?;
-        let data = load_binary(&self.data)?;
+        guard::memory(
+            &format!("fvbm tests on {} variables", model.d()),
+            pseudo::hessian_memory(model.d() as u64),
+        )?;
+        let data = load_binary(
+            &self.data,
+            self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
+        )?;
+        let spin = progress::spinner("standard errors", self.common.quiet);
         let inf = inference::sandwich(&model, &data, self.l2)?;
-        let mut summary = Summary::new("fvbm tests", None);
+        spin.finish_and_clear();
+        let mut summary = Summary::new("fvbm tests", seed);
         summary
             .set("model", self.model.display().to_string())
             .set("data", self.data.display().to_string())
@@ -596,6 +662,21 @@ impl TestsArgs {
         }
         summary.emit(&self.common)
     }
+}
+
+/// Bytes `fvbm fit` needs: the model and the distinct rows' pseudo-likelihood data, plus the
+/// Hessian (Newton), the 2^d tables (mle) or the chains (pcd).
+fn fit_memory(algo: AlgoArg, d: u64, rows: u64, chains: u64) -> u64 {
+    let base = Fvbm::memory_estimate(d)
+        .saturating_mul(4)
+        .saturating_add(Dataset::memory_estimate(rows, d).saturating_mul(24));
+    let extra = match algo {
+        AlgoArg::Newton => pseudo::hessian_memory(d),
+        AlgoArg::Mle => table_memory(&vec![2; d.min(64) as usize]).saturating_mul(2),
+        AlgoArg::Pcd => Dataset::memory_estimate(chains, d).saturating_mul(16),
+        AlgoArg::Bslm | AlgoArg::Ga => 0,
+    };
+    base.saturating_add(extra)
 }
 
 fn finite(v: f64) -> Value {

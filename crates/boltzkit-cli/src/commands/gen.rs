@@ -2,12 +2,13 @@
 
 use crate::args::CommonArgs;
 use crate::exit::UsageError;
+use crate::guard;
 use crate::progress;
 use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::data::synth::{
-    ArtificialModes, BarsAndStripes, BayesNet, Distribution, IsingGrid, MAX_BARS_AND_STRIPES_D,
-    MAX_EXACT_VARS, MAX_PARENTS,
+    sample_states_memory, table_memory, ArtificialModes, BarsAndStripes, BayesNet, Distribution,
+    IsingGrid, MAX_BARS_AND_STRIPES_D, MAX_EXACT_VARS, MAX_PARENTS,
 };
 use boltzkit::data::{write_dataset, write_npy_f64, Dataset};
 use boltzkit::rng::rng_from_seed;
@@ -152,7 +153,7 @@ impl ModesArgs {
             output: self.output.clone(),
             truth: self.truth.clone(),
         };
-        out.check(dim)?;
+        out.check(dim, false)?;
         let seed = self.common.init()?;
         let data = am
             .sample(&mut rng_from_seed(seed))
@@ -186,7 +187,7 @@ impl BarsStripesArgs {
             output: self.output.clone(),
             truth: self.truth.clone(),
         };
-        out.check(bs.n_vars())?;
+        out.check(bs.n_vars(), false)?;
         self.common.init_threads()?;
         let data = bs.dataset()?;
         let dist = match self.truth {
@@ -302,7 +303,7 @@ impl IsingArgs {
             ))
             .into());
         }
-        self.out.check(n_vars)?;
+        self.out.check(n_vars, true)?;
         let seed = self.common.init()?;
         let mut rng = rng_from_seed(seed);
 
@@ -334,7 +335,7 @@ impl BnArgs {
             ))
             .into());
         }
-        self.out.check(n_vars)?;
+        self.out.check(n_vars, false)?;
         let seed = self.common.init()?;
         let mut rng = rng_from_seed(seed);
 
@@ -433,6 +434,18 @@ impl FvbmGenArgs {
             }
             None => false,
         };
+        guard::distinct_files(&[], &[Some(&self.output), self.truth.as_deref()])?;
+        let table = if d <= exact::MAX_EXACT_UNITS {
+            table_memory(&vec![2; d])
+        } else {
+            0
+        };
+        guard::memory(
+            &format!("gen fvbm --samples {}", self.samples),
+            table
+                .saturating_add(Fvbm::memory_estimate(d as u64))
+                .saturating_add(sample_states_memory(d as u64, self.samples)),
+        )?;
         let seed = self.common.init()?;
         let mut rng = rng_from_seed(seed);
         let conv: Convention = self.convention.into();
@@ -479,8 +492,20 @@ impl FvbmGenArgs {
 }
 
 impl OutputArgs {
-    /// Usage checks made before any work: known extensions, `--truth` size limit.
-    fn check(&self, n_vars: usize) -> anyhow::Result<()> {
+    /// Usage checks made before any work: known extensions, `--truth` size limit, distinct
+    /// files, and the memory of the samples plus the 2^n table when `table` (the generator
+    /// builds it) or `--truth` asks for it.
+    fn check(&self, n_vars: usize, table: bool) -> anyhow::Result<()> {
+        guard::distinct_files(&[], &[Some(&self.output), self.truth.as_deref()])?;
+        let table = if table || self.truth.is_some() {
+            table_memory(&vec![2; n_vars.min(64)])
+        } else {
+            0
+        };
+        guard::memory(
+            &format!("--samples {}", self.samples),
+            table.saturating_add(sample_states_memory(n_vars as u64, self.samples)),
+        )?;
         if !DATA_EXTENSIONS.contains(&data_extension(&self.output).as_str()) {
             return Err(UsageError::new(format!(
                 "-o {}: unknown data format; use .npy, .csv, .tsv or .amat (optionally .gz)",
@@ -569,16 +594,16 @@ mod tests {
 
     #[test]
     fn checks_extensions_and_truth_size() {
-        assert!(out("a.npy", Some("p.npy")).check(28).is_ok());
-        assert!(out("a.CSV", None).check(100).is_ok());
-        assert!(out("a.tsv.gz", None).check(100).is_ok());
-        assert!(out("a.amat", None).check(100).is_ok());
-        assert!(out("a.gz", None).check(100).is_err());
-        let e = out("a.npy", Some("p.npy")).check(29).unwrap_err();
+        assert!(out("a.npy", Some("p.npy")).check(28, false).is_ok());
+        assert!(out("a.CSV", None).check(100, false).is_ok());
+        assert!(out("a.tsv.gz", None).check(100, false).is_ok());
+        assert!(out("a.amat", None).check(100, false).is_ok());
+        assert!(out("a.gz", None).check(100, false).is_err());
+        let e = out("a.npy", Some("p.npy")).check(29, false).unwrap_err();
         assert!(e.to_string().contains("at most 28"), "{e}");
         assert_eq!(crate::exit::code(&e), crate::exit::USAGE_ERROR);
-        assert!(out("a.txt", None).check(3).is_err());
-        assert!(out("a", None).check(3).is_err());
-        assert!(out("a.npy", Some("p.csv")).check(3).is_err());
+        assert!(out("a.txt", None).check(3, false).is_err());
+        assert!(out("a", None).check(3, false).is_err());
+        assert!(out("a.npy", Some("p.csv")).check(3, false).is_err());
     }
 }

@@ -1,7 +1,8 @@
 //! `boltzkit lab`: experiments on the estimators themselves.
 
+use crate::args::BinarizeArgs;
 use crate::args::CommonArgs;
-use crate::commands::rbm::{load_binary, parse_binarize, BinarizeArg};
+use crate::commands::rbm::load_binary;
 use crate::exit::UsageError;
 use crate::progress;
 use crate::report::Summary;
@@ -51,9 +52,8 @@ struct GradientArgs {
     /// Data (0/1; .npy, .csv, .tsv, IDX, .amat, optionally .gz)
     #[arg(long, value_name = "FILE")]
     data: PathBuf,
-    /// Conversion of grayscale data to 0/1: none, threshold:T or stochastic
-    #[arg(long, value_name = "HOW", default_value = "none", value_parser = parse_binarize)]
-    binarize: BinarizeArg,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// The model to study (else one is trained by CD-1)
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
@@ -125,6 +125,11 @@ impl GradientArgs {
             return Err(UsageError::new("--hidden must be at least 1").into());
         }
         let seed = self.common.init()?;
+        crate::guard::model_files(
+            &[Some(&self.data), self.model.as_deref()],
+            &[("--save-model", self.save_model.as_deref())],
+            &[self.output.as_deref()],
+        )?;
         let binarize = self.binarize.resolve(derive_seed(seed, 2));
         let data = load_binary(&self.data, binarize)?;
         let batch = (self.batch_size > 0).then_some(self.batch_size);
@@ -207,7 +212,7 @@ impl GradientArgs {
                 "data": self.data.display().to_string(),
                 "model": self.model.as_ref().map(|p| p.display().to_string()),
                 "visible": nv, "hidden": nh,
-                "train_iterations": trained, "train_lr": self.train_lr,
+                "train_iterations": trained, "train_lr": crate::report::f32_value(self.train_lr),
                 "batch_size": self.batch_size,
                 "model_avg_log_likelihood": ll,
                 "results": results,

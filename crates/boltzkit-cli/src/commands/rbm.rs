@@ -1,9 +1,10 @@
 //! `boltzkit rbm`: train, evaluate and sample restricted Boltzmann machines.
 
-use crate::args::CommonArgs;
+use crate::args::{renamed, BinarizeArgs, CommonArgs};
 use crate::exit::UsageError;
+use crate::guard;
 use crate::progress;
-use crate::report::Summary;
+use crate::report::{f32_value, Summary};
 use anyhow::Context;
 use boltzkit::data::{write_dataset, Binarize, Dataset};
 use boltzkit::estimate::{Estimate, Method};
@@ -21,7 +22,7 @@ use boltzkit::rbm::train::{
     AisLogLikelihood, Algorithm, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate, Monitors,
     Observer, Progress, StopReason, TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
 };
-use boltzkit::rbm::{monitor, Rbm};
+use boltzkit::rbm::{monitor, GibbsChains, Rbm};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
@@ -198,54 +199,13 @@ impl MethodArg {
     }
 }
 
-/// `--binarize`: none, threshold:T or stochastic.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum BinarizeArg {
-    None,
-    Threshold(f64),
-    Stochastic,
-}
-
-impl BinarizeArg {
-    /// The reader's binarization; `seed` drives the stochastic one.
-    pub(crate) fn resolve(self, seed: u64) -> Binarize {
-        match self {
-            BinarizeArg::None => Binarize::None,
-            BinarizeArg::Threshold(t) => Binarize::Threshold(t),
-            BinarizeArg::Stochastic => Binarize::Stochastic { seed },
-        }
-    }
-
-    /// Whether reading with it draws random numbers.
-    fn is_random(self) -> bool {
-        self == BinarizeArg::Stochastic
-    }
-}
-
-pub(crate) fn parse_binarize(s: &str) -> Result<BinarizeArg, String> {
-    match s {
-        "none" => Ok(BinarizeArg::None),
-        "stochastic" => Ok(BinarizeArg::Stochastic),
-        _ => match s.strip_prefix("threshold:") {
-            Some(t) => t
-                .parse::<f64>()
-                .ok()
-                .filter(|t| t.is_finite())
-                .map(BinarizeArg::Threshold)
-                .ok_or_else(|| format!("`{t}` is not a finite number")),
-            None => Err("expected none, threshold:T or stochastic".into()),
-        },
-    }
-}
-
 #[derive(Debug, Args)]
 struct FitArgs {
     /// Training data (.npy, .csv, .tsv, IDX, .amat; .gz read transparently)
     #[arg(long, value_name = "FILE")]
     data: PathBuf,
-    /// Conversion of grayscale data to 0/1: none, threshold:T (v > T is 1) or stochastic
-    #[arg(long, value_name = "HOW", default_value = "none", value_parser = parse_binarize)]
-    binarize: BinarizeArg,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// Training algorithm: a family, cd, pcd, cg, sdcp, csdcp, popcd, pt (settings from --k,
     /// --inner, --replicas, --loo) or frank-wolfe; or one name in the library's notation:
     /// cd-K, pcd-K, sdcp-D-K, cg-K, csdcp-D-K, popcd-K, popcd-K-loo, pt-M, pt-M-K
@@ -335,20 +295,28 @@ struct EvalArgs {
     /// How to estimate it [default: exact when the smaller layer has ≤ 30 units, else bracket]
     #[arg(long, value_enum)]
     method: Option<MethodArg>,
-    /// Forward AIS chains (reverse-ais-from-data: its data-row starts)
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    chains: usize,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
+    /// Forward AIS chains (reverse-ais-from-data: its data-row starts) [default: 100]
+    #[arg(long, value_name = "N")]
+    ais_chains: Option<usize>,
+    /// Steps of a linear AIS schedule [default: the standard 14,500-step schedule]
+    #[arg(long, value_name = "N")]
+    ais_steps: Option<usize>,
+    /// The old name of --ais-chains
+    #[arg(long = "chains", value_name = "N", hide = true)]
+    chains_alias: Option<usize>,
+    /// The old name of --ais-steps
+    #[arg(long = "steps", value_name = "N", hide = true)]
+    steps_alias: Option<usize>,
     /// RAISE chains per test vector
     #[arg(long, value_name = "M", default_value_t = 1)]
     raise_chains: usize,
     /// RAISE on a seeded random subset of N test vectors [default: all]
     #[arg(long, value_name = "N")]
     raise_vectors: Option<usize>,
-    /// Steps of a linear schedule [default: the standard 14,500-step schedule]
-    #[arg(long, value_name = "N")]
-    steps: Option<usize>,
     /// Report the bracket at K, 2K, 4K, ... steps up to the schedule's (the standard schedule's
-    /// shape, or linear with --steps)
+    /// shape, or linear with --ais-steps)
     #[arg(long, value_name = "K")]
     convergence: Option<usize>,
     /// A bracket wider than this many nats is diagnosed as too wide
@@ -405,6 +373,35 @@ pub(crate) fn load_optional(
     binarize: Binarize,
 ) -> anyhow::Result<Option<Dataset>> {
     path.map(|p| load_binary(p, binarize)).transpose()
+}
+
+/// Refuses `--valid`/`--test` files (flag, path, data) whose width differs from `train`'s.
+pub(crate) fn check_widths(
+    train: &Dataset,
+    others: &[(&str, Option<&PathBuf>, Option<&Dataset>)],
+) -> anyhow::Result<()> {
+    for (flag, path, data) in others {
+        if let (Some(path), Some(data)) = (path, data) {
+            guard::same_width(flag, path, data.n_vars(), train.n_vars())?;
+        }
+    }
+    Ok(())
+}
+
+/// Bytes `rbm fit` needs: the model and the trainer's copies of it (gradient, velocity,
+/// packed transposes), `chains` Gibbs chains, the data as f32 rows.
+fn fit_memory(nv: u64, nh: u64, chains: u64, rows: u64) -> u64 {
+    Rbm::memory_estimate(nv, nh)
+        .saturating_mul(5)
+        .saturating_add(GibbsChains::memory_estimate(chains, nv, nh).saturating_mul(2))
+        .saturating_add(Dataset::memory_estimate(rows, nv).saturating_mul(5))
+}
+
+/// Bytes `rbm sample` (and `rbm plot --what samples`) need for `n` chains: the chains, the
+/// starting states and the written rows.
+pub(crate) fn sample_memory(n: u64, nv: u64, nh: u64) -> u64 {
+    GibbsChains::memory_estimate(n, nv, nh)
+        .saturating_add(Dataset::memory_estimate(n, nv).saturating_mul(9))
 }
 
 fn check_vars(path: &Path, data: &Dataset, rbm: &Rbm) -> anyhow::Result<()> {
@@ -502,10 +499,45 @@ impl FitArgs {
             params.batch_size(self.batch_size)
         };
         params.check()?;
+        guard::model_files(
+            &[
+                Some(&self.data),
+                self.valid.as_deref(),
+                self.model.as_deref(),
+            ],
+            &[
+                ("-o", Some(&self.output)),
+                ("--checkpoint", self.checkpoint.as_deref()),
+            ],
+            &[self.log.as_deref()],
+        )?;
 
         let binarize = self.binarize.resolve(derive_seed(seed, 2));
         let data = load_binary(&self.data, binarize)?;
         let valid = load_optional(self.valid.as_ref(), binarize)?;
+        check_widths(&data, &[("--valid", self.valid.as_ref(), valid.as_ref())])?;
+        if let Some(h) = self.hidden {
+            let batch = if self.batch_size == 0 {
+                data.n_samples()
+            } else {
+                self.batch_size
+            };
+            let chains = batch
+                * if matches!(algorithm, Algorithm::Pt { .. }) {
+                    replicas
+                } else {
+                    1
+                };
+            guard::memory(
+                &format!("rbm fit --hidden {h}"),
+                fit_memory(
+                    data.n_vars() as u64,
+                    h as u64,
+                    chains as u64,
+                    data.n_samples() as u64,
+                ),
+            )?;
+        }
         if self.early_stop && (valid.is_none() || self.eval_every == 0) {
             return Err(
                 UsageError::new("--early-stop needs --valid FILE and --eval-every N ≥ 1").into(),
@@ -534,9 +566,6 @@ impl FitArgs {
                 Rbm::init_from_data(&data, h, 0.01, &mut rng_from_seed(derive_seed(seed, 0)))?
             }
         };
-        if let (Some(path), Some(v)) = (&self.valid, &valid) {
-            check_vars(path, v, &rbm)?;
-        }
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
         let small = nv.min(nh) <= MAX_EXACT_OBSERVER_UNITS;
         let eval = self
@@ -612,15 +641,15 @@ impl FitArgs {
         let record = &outcome.record;
 
         let settings = json!({
-            "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": self.lr,
-            "lr_end": self.lr_end,
+            "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": f32_value(self.lr),
+            "lr_end": self.lr_end.map(f32_value),
             "batch_size": self.batch_size, "k": k,
             "inner": if centered_or_dcp { Some(inner) } else { None },
             "replicas": if self.algo.family == AlgoArg::Pt { Some(replicas) } else { None },
             "loo": loo,
             "valid": self.valid.as_ref().map(|p| p.display().to_string()),
             "early_stop": self.early_stop, "gap_tol": self.gap_tol,
-            "momentum": self.momentum, "weight_decay": self.weight_decay,
+            "momentum": f32_value(self.momentum), "weight_decay": f32_value(self.weight_decay),
             "binarize": format!("{:?}", self.binarize),
             "init_model": self.model.as_ref().map(|p| p.display().to_string()),
         });
@@ -638,7 +667,13 @@ impl FitArgs {
             .set("epochs", record.epochs)
             .set("updates", record.steps)
             .set("stop", record.stop.to_string());
-        if let Some(last) = record.history.last() {
+        // the monitors of the last evaluation, when it evaluated the result: with --eval-every
+        // above the epochs run it was the starting model (epoch 0), a stale figure
+        if let Some(last) = record
+            .history
+            .last()
+            .filter(|r| r.epoch == record.epochs as u64)
+        {
             for (key, v) in &last.metrics {
                 summary.set(format!("monitor_{key}"), *v);
             }
@@ -770,6 +805,9 @@ impl EvalReport {
 
 impl EvalArgs {
     fn run(self) -> anyhow::Result<()> {
+        let chains =
+            renamed(self.ais_chains, self.chains_alias, "ais-chains", "chains")?.unwrap_or(100);
+        let steps = renamed(self.ais_steps, self.steps_alias, "ais-steps", "steps")?;
         let file = load_rbm(&self.model)?;
         let rbm = file.rbm;
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
@@ -783,6 +821,7 @@ impl EvalArgs {
             })
             .method();
         let seed = match method {
+            Method::Exact if self.binarize.is_random() => Some(self.common.init()?),
             Method::Exact => {
                 self.common.init_threads()?;
                 None
@@ -800,7 +839,17 @@ impl EvalArgs {
         if self.convergence.is_some() && method != Method::Bracket {
             return Err(UsageError::new("--convergence applies only to --method bracket").into());
         }
-        let data = load_binary(&self.data, Binarize::None)?;
+        if method != Method::Exact && chains == 0 {
+            return Err(UsageError::new("--ais-chains must be at least 1").into());
+        }
+        if method != Method::Exact {
+            guard::memory(
+                &format!("rbm eval --ais-chains {chains}"),
+                GibbsChains::memory_estimate(chains as u64, nv as u64, nh as u64).saturating_mul(2),
+            )?;
+        }
+        let binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
+        let data = load_binary(&self.data, binarize)?;
         check_vars(&self.data, &data, &rbm)?;
         let mut report = EvalReport {
             model: self.model.display().to_string(),
@@ -814,18 +863,18 @@ impl EvalArgs {
             report.reconstruction_error = Some(monitor::reconstruction_error(&rbm, &data)?);
             report.pseudo_log_likelihood = Some(monitor::pseudo_log_likelihood(&rbm, &data)?);
         }
-        // a level of K steps: linear with --steps, else the standard schedule's shape
-        let schedule = |k: usize| match self.steps {
+        // a level of K steps: linear with --ais-steps, else the standard schedule's shape
+        let schedule = |k: usize| match steps {
             Some(_) => AisSchedule::linear(k),
             None => AisSchedule::standard_shaped(k),
         };
-        let final_schedule = match self.steps {
+        let final_schedule = match steps {
             Some(k) => AisSchedule::linear(k)?,
             None => AisSchedule::standard(),
         };
         let params = LogLikParams::new(method)
             .schedule(final_schedule.clone())
-            .chains(self.chains)
+            .chains(chains)
             .raise_chains(self.raise_chains)
             .raise_vectors(self.raise_vectors)
             .max_width(self.max_width)
@@ -838,7 +887,7 @@ impl EvalArgs {
             method,
             Method::Ais | Method::Bracket | Method::ReverseAisFromData
         ) {
-            report.chains = Some(self.chains);
+            report.chains = Some(chains);
         }
         if matches!(method, Method::Raise | Method::Bracket) {
             report.raise_chains = Some(self.raise_chains);
@@ -915,6 +964,11 @@ impl SampleArgs {
         let mut summary = Summary::new("rbm sample", Some(seed));
         let rbm = load_rbm(&self.model)?.rbm;
         let nv = rbm.n_visible();
+        guard::distinct_files(&[Some(&self.model)], &[Some(&self.output)])?;
+        guard::memory(
+            &format!("rbm sample -n {}", self.samples),
+            sample_memory(self.samples, nv as u64, rbm.n_hidden() as u64),
+        )?;
         let n =
             usize::try_from(self.samples).map_err(|_| UsageError::new("--samples is too large"))?;
         let v = gibbs_samples(&rbm, n, self.gibbs_steps, seed, self.common.quiet)?;

@@ -102,8 +102,9 @@ impl Progress for ReproProgress {
         let mut s = self.lock();
         s.bar.finish_and_clear();
         s.bar = match len {
-            Some(n) => progress::bar(n, label, self.quiet),
-            None => progress::spinner(label, self.quiet),
+            // off a terminal this type writes the lines itself
+            Some(n) => progress::bar(n, label, self.quiet || self.lines),
+            None => progress::spinner(label, self.quiet || self.lines),
         };
         s.label = label.to_string();
         s.message.clear();

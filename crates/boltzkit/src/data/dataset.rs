@@ -17,6 +17,12 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// Bytes a dataset of `rows × vars` values holds (one byte per value), saturating: what a
+    /// command that generates or samples that many rows needs for them.
+    pub fn memory_estimate(rows: u64, vars: u64) -> u64 {
+        rows.saturating_mul(vars)
+    }
+
     /// A dataset with the given cardinalities, checked against the values.
     pub fn new(values: Array2<u8>, cardinalities: Vec<u32>) -> Result<Self> {
         if values.ncols() == 0 {

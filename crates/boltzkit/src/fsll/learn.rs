@@ -200,6 +200,15 @@ pub fn fit(data: &Dataset, params: &FsllParams) -> Result<FsllFit> {
     fit_observed(data, params, |_| {})
 }
 
+/// Bytes [`fit`] needs on data with these cardinalities and `n_samples` rows: three f64
+/// tables over all |X| states (θ̄, d̄ and a scratch table) plus the empirical counts,
+/// saturating. 31 binary variables need 3 · 2^31 · 8 bytes = 48 GiB.
+pub fn fit_memory_estimate(cardinalities: &[u32], n_samples: u64) -> u64 {
+    crate::data::synth::table_memory(cardinalities)
+        .saturating_mul(3)
+        .saturating_add(n_samples.saturating_mul(16))
+}
+
 /// [`fit`] with an observer called after every iteration (progress bars, logs).
 pub fn fit_observed(
     data: &Dataset,

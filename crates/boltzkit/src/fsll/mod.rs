@@ -21,8 +21,8 @@ pub mod xor;
 pub use basis::{Layout, LocalBasis};
 pub use file::FORMAT;
 pub use learn::{
-    fit, fit_observed, FitRecord, FsllFit, FsllParams, Progress, Step, StepKind, StopReason,
-    TransformPath,
+    fit, fit_memory_estimate, fit_observed, FitRecord, FsllFit, FsllParams, Progress, Step,
+    StepKind, StopReason, TransformPath,
 };
 pub use model::FsllModel;
 

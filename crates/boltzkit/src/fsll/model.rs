@@ -106,6 +106,12 @@ impl FsllModel {
         }
     }
 
+    /// Bytes of the |X|-sized f64 tables that [`FsllModel::probs`] and the KL and
+    /// sampling paths build (two at a time), saturating.
+    pub fn table_memory(&self) -> u64 {
+        crate::data::synth::table_memory(self.cardinalities()).saturating_mul(2)
+    }
+
     /// `l_θ(x)` for every state, by one fast transform of the dense `θ`.
     pub fn log_potentials(&self) -> Vec<f64> {
         let mut table = vec![0.0; self.layout.n_states()];

@@ -26,7 +26,7 @@ impl Default for GaParams {
     fn default() -> Self {
         GaParams {
             step: 1.0,
-            mple: MpleParams::default(),
+            mple: MpleParams::paper(),
         }
     }
 }
@@ -100,7 +100,7 @@ mod tests {
     fn step_one_is_bslm_and_large_steps_warn() {
         let truth = Fvbm::random(4, 0.5, Convention::Spin, &mut rng_from_seed(3)).unwrap();
         let data = exact::sample(&truth, 800, &mut rng_from_seed(4)).unwrap();
-        let mple = MpleParams::default();
+        let mple = MpleParams::paper();
         let a = bslm::fit(&data, &mple).unwrap();
         let b = fit(
             &data,

@@ -47,6 +47,11 @@ pub struct Fvbm {
 }
 
 impl Fvbm {
+    /// Bytes of a `d`-unit model (f64 `b` and the dense `d × d` `M`), saturating.
+    pub fn memory_estimate(d: u64) -> u64 {
+        d.saturating_mul(d).saturating_add(d).saturating_mul(8)
+    }
+
     /// A model from its biases `b` (length `d`) and coupling matrix `m` (`d × d`, row-major),
     /// checked: `M` must be exactly symmetric with a zero diagonal, every entry finite.
     pub fn new(b: Vec<f64>, m: Vec<f64>, convention: Convention) -> Result<Self> {

@@ -33,7 +33,7 @@ pub struct NewtonParams {
 impl Default for NewtonParams {
     fn default() -> Self {
         NewtonParams {
-            mple: MpleParams::default(),
+            mple: MpleParams::paper(),
             armijo: 1e-4,
             max_backtracks: 50,
         }

@@ -325,6 +325,13 @@ pub(crate) fn hessian_from_fields(data: &PlData, h: &[f64]) -> Vec<f64> {
     hess
 }
 
+/// Bytes the dense Hessian of a `d`-unit model needs (`p × p` f64 with `p = d(d+1)/2`, and
+/// the negated copy Newton and the sandwich covariance factor), saturating: 2 GiB at d = 126.
+pub fn hessian_memory(d: u64) -> u64 {
+    let p = d.saturating_mul(d.saturating_add(1)) / 2;
+    p.saturating_mul(p).saturating_mul(16)
+}
+
 /// `∇²P_n(θ)`, `p × p` row-major with `p = d(d+1)/2`, in the layout of `θ`. It is negative
 /// definite whenever the data leave no parameter direction unidentified (strict concavity,
 /// Sec. 3 of Nguyen & Wood).

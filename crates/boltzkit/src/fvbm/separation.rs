@@ -507,7 +507,7 @@ mod tests {
         let mple = MpleParams {
             convention: conv,
             check_existence: false,
-            ..Default::default()
+            ..MpleParams::paper()
         };
         newton::fit(
             data,
@@ -671,9 +671,10 @@ mod tests {
     fn runaway_is_flagged_for_separated_data_and_not_otherwise() {
         for conv in [Convention::Spin, Convention::Binary] {
             let data = separated(5, 500, conv);
+            // the paper's stop: on separated data the gradient never reaches a tolerance
             let params = MpleParams {
                 convention: conv,
-                ..Default::default()
+                ..MpleParams::paper()
             };
             let bs = bslm::fit(&data, &params).unwrap();
             let r = bs

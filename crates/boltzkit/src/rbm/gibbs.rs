@@ -50,6 +50,16 @@ pub struct GibbsChains {
 }
 
 impl GibbsChains {
+    /// Bytes of `n_chains` chains of an `n_visible × n_hidden` model: states and
+    /// probabilities of both layers (f32) and one generator per chain, saturating.
+    pub fn memory_estimate(n_chains: u64, n_visible: u64, n_hidden: u64) -> u64 {
+        let per_chain = n_visible
+            .saturating_add(n_hidden)
+            .saturating_mul(2 * 4)
+            .saturating_add(32);
+        n_chains.saturating_mul(per_chain)
+    }
+
     /// Chains started at the visible states `v0` (`n_chains × n_visible`, 0/1), chain `i`
     /// drawing from [`derive_rng`]`(seed, i)`; hidden states start at 0.
     pub fn new(rbm: &Rbm, v0: &[f32], seed: u64) -> Result<Self> {

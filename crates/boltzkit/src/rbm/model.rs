@@ -73,6 +73,16 @@ impl std::fmt::Debug for PackedWeights {
 }
 
 impl Rbm {
+    /// Bytes of one `n_visible × n_hidden` model's parameters (f32 `W`, `b`, `c`), saturating.
+    /// A trainer holds a few copies of this (gradient, velocity, packed transposes).
+    pub fn memory_estimate(n_visible: u64, n_hidden: u64) -> u64 {
+        n_visible
+            .saturating_mul(n_hidden)
+            .saturating_add(n_visible)
+            .saturating_add(n_hidden)
+            .saturating_mul(4)
+    }
+
     /// A model from its parameters, checked (shapes, finiteness).
     pub fn new(
         n_visible: usize,

@@ -1,17 +1,19 @@
 //! `rbm fit --algo frank-wolfe` and `rbm features`.
 
-use super::{load_binary, load_optional, BinarizeArg, FitArgs};
-use crate::args::CommonArgs;
+use super::{load_binary, load_optional, FitArgs};
+use crate::args::{renamed, CommonArgs};
 use crate::exit::UsageError;
 use crate::fw_run::{self, ais_schedule, AisTest};
+use crate::guard;
 use crate::report::Summary;
 use anyhow::Context;
-use boltzkit::data::{write_npy_f64, Binarize};
+use boltzkit::data::{write_npy_f64, Binarize, Dataset};
 use boltzkit::rbm::exact;
 use boltzkit::rbm::features::hidden_features;
 use boltzkit::rbm::file::load_rbm;
 use boltzkit::rbm::frank_wolfe::file::{load_fw_model, save_fw_model};
 use boltzkit::rbm::frank_wolfe::{AlphaRule, FrankWolfe, FwParams};
+use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::derive_seed;
 use clap::Args;
 use serde_json::json;
@@ -31,9 +33,12 @@ pub(super) struct FwFlags {
     /// η of the bias update (Eq. 10); --lr is not used by frank-wolfe
     #[arg(long, value_name = "X", default_value_t = 0.5)]
     bias_lr: f64,
-    /// S: persistent chains, i.e. model samples per iteration
-    #[arg(long, value_name = "S", default_value_t = 2000)]
-    samples: usize,
+    /// S: persistent chains, i.e. model samples per iteration [default: 2000]
+    #[arg(long, value_name = "S")]
+    chains: Option<usize>,
+    /// The old name of --chains
+    #[arg(long = "samples", value_name = "S", hide = true)]
+    samples_alias: Option<usize>,
     /// L-BFGS iterations per subproblem (Eq. 9)
     #[arg(long, value_name = "N", default_value_t = 50)]
     lbfgs_iters: usize,
@@ -84,11 +89,12 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     if a.early_stop && a.valid.is_none() {
         return Err(UsageError::new("--early-stop needs --valid FILE").into());
     }
+    let chains = renamed(f.chains, f.samples_alias, "chains", "samples")?.unwrap_or(2000);
     let params = FwParams::new()
         .max_units(f.max_units)
         .lambda(f.lambda)
         .learning_rate(f.bias_lr)
-        .samples(f.samples)
+        .samples(chains)
         .gibbs_steps(a.k)
         .lbfgs_iterations(f.lbfgs_iters)
         .lbfgs_grad_tol(f.lbfgs_tol)
@@ -105,10 +111,45 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
         .gap_tol(a.gap_tol)
         .seed(derive_seed(seed, 1));
     params.check()?;
+    guard::model_files(
+        &[
+            Some(&a.data),
+            a.valid.as_deref(),
+            f.test.as_deref(),
+            a.model.as_deref(),
+        ],
+        &[
+            ("-o", Some(&a.output)),
+            ("--selected-output", f.selected_output.as_deref()),
+        ],
+        &[a.log.as_deref()],
+    )?;
     let binarize = a.binarize.resolve(derive_seed(seed, 2));
     let data = load_binary(&a.data, binarize)?;
     let valid = load_optional(a.valid.as_ref(), binarize)?;
     let test = load_optional(f.test.as_ref(), binarize)?;
+    super::check_widths(
+        &data,
+        &[
+            ("--valid", a.valid.as_ref(), valid.as_ref()),
+            ("--test", f.test.as_ref(), test.as_ref()),
+        ],
+    )?;
+    let (nv, units) = (data.n_vars() as u64, f.max_units as u64);
+    guard::memory(
+        &format!(
+            "rbm fit --algo frank-wolfe --max-units {} --chains {chains}",
+            f.max_units
+        ),
+        // f64 atoms (twice: the model and its RBM view), the chains at full size, the data
+        // as index lists and f32 rows
+        Rbm::memory_estimate(nv + 1, units)
+            .saturating_mul(4)
+            .saturating_add(GibbsChains::memory_estimate(chains as u64, nv, units))
+            .saturating_add(
+                Dataset::memory_estimate(data.n_samples() as u64, nv).saturating_mul(12),
+            ),
+    )?;
     let ais = match test {
         Some(t) => Some(AisTest {
             data: t,
@@ -139,7 +180,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
 
     let settings = json!({
         "algo": "frank-wolfe", "max_units": f.max_units, "lambda": f.lambda, "bias_lr": f.bias_lr,
-        "samples": f.samples, "k": a.k, "lbfgs_iters": f.lbfgs_iters, "lbfgs_tol": f.lbfgs_tol, "starts": f.starts,
+        "chains": chains, "k": a.k, "lbfgs_iters": f.lbfgs_iters, "lbfgs_tol": f.lbfgs_tol, "starts": f.starts,
         "bias_steps": f.bias_steps, "bias_tol": f.bias_tol, "away": f.away,
         "free_alpha": f.free_alpha, "eval_every": a.eval_every, "early_stop": a.early_stop,
         "gap_tol": a.gap_tol, "binarize": format!("{:?}", a.binarize),
@@ -217,9 +258,8 @@ pub(super) struct FeaturesArgs {
     /// Data of 0/1 values (after --binarize)
     #[arg(long, value_name = "FILE")]
     data: PathBuf,
-    /// Conversion of grayscale data to 0/1: none, threshold:T or stochastic
-    #[arg(long, value_name = "HOW", default_value = "none", value_parser = super::parse_binarize)]
-    binarize: BinarizeArg,
+    #[command(flatten)]
+    binarize: crate::args::BinarizeArgs,
     /// Output: .npy (f64, samples × hidden)
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
@@ -236,7 +276,11 @@ impl FeaturesArgs {
             self.common.init_threads()?;
             None
         };
-        let mut summary = Summary::new("rbm features", seed); // its clock covers the whole command
+        let mut summary = Summary::new("rbm features", seed);
+        guard::distinct_files(
+            &[Some(&self.model), Some(&self.data)],
+            &[Some(&self.output)],
+        )?;
         let rbm = match load_rbm(&self.model) {
             Ok(f) => f.rbm,
             Err(e) => match load_fw_model(&self.model) {
@@ -250,7 +294,15 @@ impl FeaturesArgs {
         let binarize: Binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
         let data = load_binary(&self.data, binarize)?;
         super::check_vars(&self.data, &data, &rbm)?;
+        guard::memory(
+            &format!("rbm features of {} rows", data.n_samples()),
+            // f32 features and their f64 copy
+            Dataset::memory_estimate(data.n_samples() as u64, rbm.n_hidden() as u64)
+                .saturating_mul(12),
+        )?;
+        let spin = crate::progress::spinner("features", self.common.quiet);
         let f = hidden_features(&rbm, &data)?;
+        spin.finish_and_clear();
         let f64s: Vec<f64> = f.iter().map(|&x| f64::from(x)).collect();
         write_npy_f64(&self.output, &[data.n_samples(), rbm.n_hidden()], &f64s)
             .with_context(|| format!("writing the features to {}", self.output.display()))?;

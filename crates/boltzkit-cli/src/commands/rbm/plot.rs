@@ -1,7 +1,8 @@
 //! `boltzkit rbm plot`: learning curves from a `rbm fit --log` file, or weight filters,
 //! samples and reconstructions of a model, as one PNG.
 
-use super::{check_vars, gibbs_samples, load_binary, parse_binarize, BinarizeArg};
+use super::{check_vars, gibbs_samples, load_binary};
+use crate::args::BinarizeArgs;
 use crate::args::CommonArgs;
 use crate::exit::UsageError;
 use crate::report::Summary;
@@ -83,10 +84,8 @@ pub(super) struct PlotArgs {
     /// Data whose rows are reconstructed (--what reconstructions)
     #[arg(long, value_name = "FILE")]
     data: Option<PathBuf>,
-    /// Conversion of grayscale --data to 0/1: none, threshold:T (v > T is 1) or stochastic
-    /// (seeded as in `rbm fit`)
-    #[arg(long, value_name = "HOW", default_value = "none", value_parser = parse_binarize)]
-    binarize: BinarizeArg,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// Image shape of a visible vector, HxW [default: square when the visible units are a
     /// perfect square]
     #[arg(long, value_name = "HxW")]
@@ -116,6 +115,14 @@ pub(super) struct PlotArgs {
 
 impl PlotArgs {
     pub(super) fn run(self) -> anyhow::Result<()> {
+        crate::guard::distinct_files(
+            &[
+                self.log.as_deref(),
+                self.model.as_deref(),
+                self.data.as_deref(),
+            ],
+            &[Some(&self.output)],
+        )?;
         match (&self.log, &self.model, self.what) {
             (Some(log), _, _) => self.curves(log),
             (None, Some(model), Some(what)) => self.images(model, what),
@@ -229,6 +236,10 @@ impl PlotArgs {
                 grid = grid.normalize(Normalize::Unit);
                 let seed = seed.unwrap_or_default();
                 summary.set("gibbs_steps", self.gibbs_steps);
+                crate::guard::memory(
+                    &format!("rbm plot --what samples -n {}", self.count),
+                    super::sample_memory(self.count, rbm.n_visible() as u64, rbm.n_hidden() as u64),
+                )?;
                 let v = gibbs_samples(&rbm, n, self.gibbs_steps, seed, self.common.quiet)?;
                 (v, n)
             }

@@ -112,7 +112,8 @@ fn parse_dtype(path: &Path, descr: &str) -> Result<Dtype> {
     let Some(kind_char) = rest.chars().next() else {
         return Err(bad(""));
     };
-    let size: Option<usize> = rest[1..].parse().ok();
+    // the header is any UTF-8 (found by fuzzing: `'|\u{fffd}~'` sliced inside a character)
+    let size: Option<usize> = rest[kind_char.len_utf8()..].parse().ok();
     let kind = match kind_char {
         'b' => Kind::Bool,
         'i' => Kind::Int,

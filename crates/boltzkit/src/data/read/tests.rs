@@ -384,6 +384,13 @@ fn err_malformed_npy_header() {
         &[0],
     );
     assert!(read_plain("h.npy", &b).is_err());
+    // a multi-byte character where the dtype's kind is (found by fuzzing: it panicked)
+    let b = npy_raw(
+        "{'descr': '|\u{fffd}~', 'fortran_order': False, 'shape': (1, 1), }",
+        &[0],
+    );
+    let e = read_plain("u.npy", &b).unwrap_err();
+    assert!(parse_fields(e, "u.npy").3.contains("dtype"));
     let mut b = npy_bytes("|u1", false, &[1, 1], &[0]);
     b[6] = 9;
     let e = read_plain("v.npy", &b).unwrap_err();

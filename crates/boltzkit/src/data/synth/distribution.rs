@@ -208,6 +208,21 @@ pub fn sample_states<R: Rng + ?Sized>(
     sample_sweep(cards, probs, n, rng)
 }
 
+/// Bytes [`sample_states`] needs for `n` samples of `n_vars` variables: the sorted uniforms
+/// and state indices (8 bytes each) and the dataset, saturating. The table itself is the
+/// caller's (see [`table_memory`]).
+pub fn sample_states_memory(n_vars: u64, n: u64) -> u64 {
+    n.saturating_mul(n_vars.saturating_add(16))
+}
+
+/// Bytes of one f64 table over every state of variables with these cardinalities, saturating
+/// (the state count itself may be absurd: 2^40 states is 8 TiB).
+pub fn table_memory(cards: &[u32]) -> u64 {
+    cards
+        .iter()
+        .fold(8u64, |acc, &k| acc.saturating_mul(u64::from(k)))
+}
+
 /// [`sample_states`] on a table already checked.
 fn sample_sweep<R: Rng + ?Sized>(
     cards: &[u32],

@@ -17,7 +17,7 @@ mod state;
 pub use bayes_net::{BayesNet, MAX_PARENTS};
 #[cfg(test)]
 pub(crate) use distribution::tests::{chi_square, state_counts};
-pub use distribution::{sample_states, Distribution};
+pub use distribution::{sample_states, sample_states_memory, table_memory, Distribution};
 pub use ising::IsingGrid;
 pub use modes::ArtificialModes;
 pub use patterns::{BarsAndStripes, ShiftingBar, MAX_BARS_AND_STRIPES_D};

@@ -1,0 +1,3 @@
+//! `read_dataset` on arbitrary bytes named `in.amat`.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| boltzkit_fuzz::read_data("in.amat", data));
