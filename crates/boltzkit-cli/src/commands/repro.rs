@@ -403,9 +403,10 @@ fn set_report<T: Serialize>(
     Ok(())
 }
 
-/// Prints a table on stdout unless `--json` or `--quiet`.
+/// Prints a table on stdout unless `--json` (where it is in the summary); `--quiet` silences
+/// stderr only.
 fn print_table(table: &str, common: &CommonArgs) {
-    if !common.json && !common.quiet && !table.is_empty() {
+    if !common.json && !table.is_empty() {
         println!("{table}");
     }
 }
@@ -654,7 +655,7 @@ impl PopcdReproArgs {
         }
         let report = popcd::run(&plan, &ReproProgress::new(common.quiet))?;
         set_report(&mut summary, &report, &common)?;
-        if !common.json && !common.quiet {
+        if !common.json {
             println!("{}\n{}", report.curves_markdown, report.table1_markdown);
         }
         if let Some(dir) = &self.output {
