@@ -25,8 +25,10 @@ timed() {
   echo "load=$load cpu=$(echo "$u + $s" | bc -l)s wall=${w}s $(grep -oE '"(min_s|min|log_z)": ?-?[0-9.e+-]*' "$TMP/o" | tr '\n' ' ')"
 }
 
-# the peer without OpenBLAS core-type / L2 overrides (a peer gets its best)
-PEER_CMD=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$PY" "$PEER")
+# the peer without OpenBLAS core-type / L2 overrides (a peer gets its best); its OpenMP threads
+# wait passively (OMP_WAIT_POLICY, default PASSIVE here: on a machine shared with other jobs the
+# default spinning cost it 64.7 s of CPU for one epoch, see BENCHMARKS.md)
+PEER_CMD=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}" "$PY" "$PEER")
 
 case $1 in
 epoch)
