@@ -46,7 +46,9 @@ pub struct Rbm {
     w: Vec<f32>,
     b: Vec<f32>,
     c: Vec<f32>,
-    packed: PackedWeights,
+    /// Boxed: the cache is larger than the model's own fields, and enums holding an `Rbm`
+    /// (`model::AnyModel`) stay small.
+    packed: Box<PackedWeights>,
 }
 
 /// `W` and `Wᵀ` packed for the sparse 0/1 products ([`binary::Packed`]), each built on first
@@ -146,7 +148,7 @@ impl Rbm {
             w,
             b,
             c,
-            packed: PackedWeights::default(),
+            packed: Box::default(),
         })
     }
 
