@@ -8,6 +8,7 @@ use crate::commands::rbm::load_binary;
 use crate::exit::UsageError;
 use crate::report::Summary;
 use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
+use boltzkit::rbm::base_rate_biases;
 use boltzkit::rbm::exact;
 use boltzkit::rbm::file::load_rbm;
 use boltzkit::rbm::train::{Algorithm, TrainParams, Trainer};
@@ -152,6 +153,12 @@ struct AisArgs {
     /// The old name of --ais-steps
     #[arg(long = "steps", value_name = "N", hide = true)]
     steps_alias: Option<usize>,
+    /// Start from the base-rate model of this data file (visible biases = logits of its
+    /// clamped means, as the PyTorch peer does) [default: the uniform base model]
+    #[arg(long, value_name = "FILE")]
+    base_data: Option<PathBuf>,
+    #[command(flatten)]
+    binarize: BinarizeArgs,
     /// Timed runs
     #[arg(long, value_name = "N", default_value_t = 1)]
     repeats: usize,
@@ -276,7 +283,21 @@ impl AisArgs {
             Some(k) => AisSchedule::linear(k)?,
             None => AisSchedule::standard(),
         };
-        let base = vec![0f32; rbm.n_visible()];
+        let base = match &self.base_data {
+            Some(path) => {
+                let data = load_binary(path, self.binarize.resolve(derive_seed(seed, 2)))?;
+                if data.n_vars() != rbm.n_visible() {
+                    return Err(UsageError::new(format!(
+                        "--base-data has {} variables, the model {} visible units",
+                        data.n_vars(),
+                        rbm.n_visible()
+                    ))
+                    .into());
+                }
+                base_rate_biases(&data)?
+            }
+            None => vec![0f32; rbm.n_visible()],
+        };
         let (times, est) = time_runs(self.repeats, self.common.quiet, |r| {
             Ok(ais_log_partition(
                 &rbm,
@@ -293,6 +314,14 @@ impl AisArgs {
             .set("hidden", rbm.n_hidden())
             .set("chains", chains)
             .set("steps", schedule.betas().len() - 1)
+            .set(
+                "base",
+                if self.base_data.is_some() {
+                    "base rate"
+                } else {
+                    "uniform"
+                },
+            )
             .set("threads", rayon::current_num_threads())
             .set("log_z", est.log_z)
             .set("log_z_se", est.std_err);

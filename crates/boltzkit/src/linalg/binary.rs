@@ -2,10 +2,12 @@
 //!
 //! RBM states are binary and usually sparse (binarized MNIST: about 13% ones), so `V·W` costs
 //! `(ones of V) × n` additions instead of `rows × k × n` multiply-adds. The right-hand matrix
-//! is [`Packed`] in strips of [`LANES`] columns, each strip one contiguous `k × LANES` block
-//! (784 × 8 floats = 25 KB for an MNIST RBM: it stays in L1 while every output row sums its
-//! selected rows of the strip). [`IndexLists`] holds the ones of the 0/1 matrix, by row (for
-//! `A·B`) or by column (for `Aᵀ·P`); [`sum_selected`] does the sums.
+//! is [`Packed`] in strips of 16 columns ([`STRIP`]: one cache line per row) or, when such a
+//! strip would not fit in L1, 8 ([`LANES`]); each strip is one contiguous block (`Wᵀ` of an
+//! MNIST RBM with 500 hidden units: 500 × 16 floats = 31 KB; `W`: 784 × 8 floats = 25 KB) that
+//! stays in L1 while every output row sums its selected rows of the strip. [`IndexLists`]
+//! holds the ones of the 0/1 matrix, by row (for `A·B`, a row denser than half by its zeros)
+//! or by column (for `Aᵀ·P`); [`sum_selected`] does the sums.
 //!
 //! Callers switch to these kernels when the density of ones is at most
 //! [`SPARSE_MAX_DENSITY`] (measured on the RBM shapes, see BENCHMARKS.md). Every output
@@ -13,15 +15,37 @@
 //! thread count.
 
 use rayon::prelude::*;
+use std::sync::OnceLock;
 
-/// Above this fraction of ones the dense GEMM is faster than summing rows.
+/// Above this fraction of ones the dense GEMM is faster than summing rows (strips that do
+/// not fit in L1; see [`max_density`]).
 pub const SPARSE_MAX_DENSITY: f64 = 0.3;
 
-/// Columns per strip of a [`Packed`] matrix (one AVX register of `f32`).
+/// Above this fraction of ones the dense GEMM is faster than summing rows of a strip that
+/// fits in L1 (measured on `H·Wᵀ`, 500 hidden units: 1.1× at 0.5).
+pub const SPARSE_MAX_DENSITY_L1: f64 = 0.5;
+
+/// Bytes of a strip that stays in the L1 data cache (32 KiB on this project's machines)
+/// while the rows of a product are summed.
+const L1_STRIP_BYTES: usize = 32 << 10;
+
+/// The density of ones up to which a product with `rows` packed rows takes the sparse path:
+/// [`SPARSE_MAX_DENSITY_L1`] when a strip of `rows` rows fits in L1, else
+/// [`SPARSE_MAX_DENSITY`] (an MNIST `W` strip is 784 rows × 64 B = 49 KiB: from L2 the row
+/// sums lose to GEMM above about 0.35; `Wᵀ` with 500 hidden units is 31 KiB).
+pub fn max_density(rows: usize) -> f64 {
+    if strip_width(rows) == STRIP {
+        SPARSE_MAX_DENSITY_L1
+    } else {
+        SPARSE_MAX_DENSITY
+    }
+}
+
+/// `f32` lanes of one AVX register.
 pub const LANES: usize = 8;
 
 /// Strips per parallel task of [`sum_selected`].
-const STRIPS_PER_TASK: usize = 8;
+const STRIPS_PER_TASK: usize = 4;
 
 /// Lists of indices, one per output row: list `r` is `idx[offsets[r]..offsets[r + 1]]`.
 /// Reused across calls (no allocation once warm).
@@ -31,6 +55,9 @@ pub struct IndexLists {
     idx: Vec<u32>,
     /// One more than the largest index a list may hold (the rows of the matching [`Packed`]).
     bound: usize,
+    /// Per list: whether it lists the zeros of its row (the sum is then the column totals
+    /// minus the sum of the listed rows); empty when no list is complemented.
+    complement: Vec<bool>,
     /// [`IndexLists::columns_of`]'s scratch: the ones by row, and the next free slot of
     /// each column's list.
     row_offsets: Vec<usize>,
@@ -54,20 +81,67 @@ impl IndexLists {
         &self.idx[self.offsets[r]..self.offsets[r + 1]]
     }
 
+    /// Whether list `r` holds the zeros of its row instead of the ones
+    /// ([`IndexLists::rows_or_complements_of`]).
+    pub fn is_complement(&self, r: usize) -> bool {
+        self.complement.get(r).copied().unwrap_or(false)
+    }
+
     /// For each row of the row-major `rows × k` matrix `a`, the columns holding a one. Returns
     /// the density of ones when every entry is exactly 0 or 1 and the density is at most
     /// `max_density`; `None` otherwise (the lists are then unspecified). Stops scanning as soon
     /// as the answer is `None`.
     pub fn rows_of(&mut self, a: &[f32], k: usize, max_density: f64) -> Option<f64> {
+        self.complement.clear();
         let density = scan_rows(&[a], k, max_density, &mut self.offsets, &mut self.idx)?;
         self.bound = k;
         Some(density)
+    }
+
+    /// As [`IndexLists::rows_of`], except that a row with more ones than zeros is listed by
+    /// its zeros ([`IndexLists::is_complement`]): [`sum_selected`] then gives the column
+    /// totals of the packed matrix minus the sum of the rows listed, so a product never sums
+    /// more than half of the rows. The density returned and checked is that of the entries
+    /// listed (at most 0.5).
+    pub fn rows_or_complements_of(&mut self, a: &[f32], k: usize, max_density: f64) -> Option<f64> {
+        self.offsets.clear();
+        self.idx.clear();
+        self.complement.clear();
+        if k == 0 || a.is_empty() || !a.len().is_multiple_of(k) {
+            return None;
+        }
+        let budget = (max_density * a.len() as f64).floor() as usize;
+        self.idx.reserve(budget + k);
+        self.offsets.reserve(a.len() / k + 1);
+        self.offsets.push(0);
+        for row in a.chunks_exact(k) {
+            let start = self.idx.len();
+            if !push_ones(row, &mut self.idx) {
+                return None;
+            }
+            let flip = 2 * (self.idx.len() - start) > k;
+            if flip {
+                self.idx.truncate(start);
+                push_zeros(row, &mut self.idx);
+            }
+            self.complement.push(flip);
+            if self.idx.len() > budget {
+                return None;
+            }
+            self.offsets.push(self.idx.len());
+        }
+        if !self.complement.contains(&true) {
+            self.complement.clear();
+        }
+        self.bound = k;
+        Some(self.idx.len() as f64 / a.len() as f64)
     }
 
     /// For each column of the matrix that stacks `parts` vertically (each row-major with rows
     /// of `k`), the stacked rows holding a one, in increasing order. Density rule as
     /// [`IndexLists::rows_of`].
     pub fn columns_of(&mut self, parts: &[&[f32]], k: usize, max_density: f64) -> Option<f64> {
+        self.complement.clear();
         // the ones by row, then a counting sort of them by column
         let density = scan_rows(
             parts,
@@ -143,6 +217,16 @@ fn push_ones(row: &[f32], idx: &mut Vec<u32>) -> bool {
     }
     // SAFETY: the capacity holds a whole row (asserted).
     unsafe { push_ones_with(row, idx, masks8) }
+}
+
+/// Appends `i` for every `row[i] == 0` to `idx` (a row already checked to be 0/1).
+fn push_zeros(row: &[f32], idx: &mut Vec<u32>) {
+    idx.extend(
+        row.iter()
+            .enumerate()
+            .filter(|(_, &v)| v == 0.0)
+            .map(|(i, _)| i as u32),
+    );
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -223,17 +307,61 @@ unsafe fn masks8_avx2(ch: &[f32]) -> (u32, u32) {
     )
 }
 
-/// A row-major matrix stored in strips of [`LANES`] columns: strip `s` is a contiguous
-/// `rows × LANES` block holding columns `s·LANES..`, the last strip zero-padded. Reused across
-/// calls (no allocation once warm).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Packed {
-    data: Vec<f32>,
-    rows: usize,
-    cols: usize,
+/// Columns per strip of a [`Packed`] matrix whose strips of that width fit in L1: two AVX
+/// registers, so one index read serves two 8-wide additions from one 64-byte cache line (with
+/// one register per index the kernel is bound by its loads: one index and one row per
+/// addition). Taller matrices (an MNIST `W`: 784 rows) use strips of [`LANES`] columns, which
+/// still fit in L1 (784 × 32 B = 25 KB), where 16-column strips (49 KB) would spill to L2.
+pub const STRIP: usize = 2 * LANES;
+
+/// The strip width of a packed matrix with `rows` rows: [`STRIP`] when such a strip fits in
+/// L1, else [`LANES`].
+fn strip_width(rows: usize) -> usize {
+    if rows * STRIP * std::mem::size_of::<f32>() <= L1_STRIP_BYTES {
+        STRIP
+    } else {
+        LANES
+    }
 }
 
+/// A row-major matrix stored in strips of `width` ([`STRIP`] or [`LANES`]) columns: strip `s`
+/// is a contiguous `rows × width` block holding columns `s·width..`, the last strip
+/// zero-padded. Reused across calls (no allocation once warm).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Packed {
+    /// The strips, in cache lines: every 16-column row starts a line (a row split over two
+    /// lines costs two L1 accesses).
+    data: Vec<Line>,
+    /// Column totals (the sum of all rows, per column, padded to whole strips), built on the
+    /// first product with complemented lists; each summed in row order in four interleaved
+    /// partial sums, as [`sum_selected`] sums a list of every row.
+    totals: OnceLock<Vec<f32>>,
+    rows: usize,
+    cols: usize,
+    width: usize,
+}
+
+/// One 64-byte cache line of floats.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C, align(64))]
+struct Line([f32; STRIP]);
+
 impl Packed {
+    /// The packed floats.
+    fn floats(&self) -> &[f32] {
+        // SAFETY: `Line` is `repr(C)` over `[f32; STRIP]` with no padding (64 bytes, aligned
+        // to 64), so the lines are a contiguous run of `STRIP ·len` floats.
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr().cast(), self.data.len() * STRIP) }
+    }
+
+    /// The packed floats, mutable.
+    fn floats_mut(&mut self) -> &mut [f32] {
+        // SAFETY: as `floats`, borrowed mutably.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.data.as_mut_ptr().cast(), self.data.len() * STRIP)
+        }
+    }
+
     /// Rows of the packed matrix.
     pub fn rows(&self) -> usize {
         self.rows
@@ -245,18 +373,58 @@ impl Packed {
     }
 
     fn strips(&self) -> usize {
-        self.cols.div_ceil(LANES)
+        self.cols.div_ceil(self.width)
     }
 
     fn strip(&self, s: usize) -> &[f32] {
-        &self.data[s * self.rows * LANES..(s + 1) * self.rows * LANES]
+        let len = self.rows * self.width;
+        &self.floats()[s * len..(s + 1) * len]
     }
 
+    /// Sets the shape. The padding columns of the last strip are zero afterwards; the other
+    /// entries are left for the caller to overwrite (no clearing pass when the shape is the
+    /// same as before, as it is for every update of a training run).
     fn reset(&mut self, rows: usize, cols: usize) {
-        self.rows = rows;
-        self.cols = cols;
-        self.data.clear();
-        self.data.resize(cols.div_ceil(LANES) * rows * LANES, 0.0);
+        let width = strip_width(rows);
+        let lines = (cols.div_ceil(width) * rows * width).div_ceil(STRIP);
+        if (rows, cols, width, self.data.len()) != (self.rows, self.cols, self.width, lines) {
+            self.rows = rows;
+            self.cols = cols;
+            self.width = width;
+            self.data.clear();
+            self.data.resize(lines, Line::default());
+        }
+        self.totals = OnceLock::new();
+    }
+
+    /// The column totals, computed on first use after a packing.
+    fn totals(&self) -> &[f32] {
+        self.totals.get_or_init(|| {
+            let (rows, width) = (self.rows, self.width);
+            let mut totals = vec![0f32; self.strips() * width];
+            if rows == 0 {
+                return totals;
+            }
+            totals
+                .par_chunks_mut(width)
+                .zip(self.floats().par_chunks(rows * width))
+                .for_each(|(t, strip)| {
+                    let mut acc = [[0f32; STRIP]; 4];
+                    let mut quads = strip.chunks_exact(4 * width);
+                    for q in &mut quads {
+                        for (a, row) in acc.iter_mut().zip(q.chunks_exact(width)) {
+                            a.iter_mut().zip(row).for_each(|(x, &y)| *x += y);
+                        }
+                    }
+                    for row in quads.remainder().chunks_exact(width) {
+                        acc[0].iter_mut().zip(row).for_each(|(x, &y)| *x += y);
+                    }
+                    for (l, t) in t.iter_mut().enumerate() {
+                        *t = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]);
+                    }
+                });
+            totals
+        })
     }
 
     /// Packs the row-major `rows × cols` matrix `b`.
@@ -276,16 +444,20 @@ impl Packed {
         assert!(cols > 0 && parts.iter().all(|(p, _)| p.len() % cols == 0));
         let rows = parts.iter().map(|(p, _)| p.len() / cols).sum();
         self.reset(rows, cols);
-        self.data
-            .par_chunks_mut(rows * LANES)
+        if rows == 0 {
+            return;
+        }
+        let sw = self.width;
+        self.floats_mut()
+            .par_chunks_mut(rows * sw)
             .enumerate()
             .for_each(|(s, strip)| {
-                let j0 = s * LANES;
-                let width = LANES.min(cols - j0);
-                let mut out = strip.chunks_exact_mut(LANES);
+                let j0 = s * sw;
+                let width = sw.min(cols - j0);
+                let mut out = strip.chunks_exact_mut(sw);
                 for &(part, scale) in parts {
                     for (row, o) in part.chunks_exact(cols).zip(&mut out) {
-                        for (o, &x) in o.iter_mut().zip(&row[j0..j0 + width]) {
+                        for (o, &x) in o[..width].iter_mut().zip(&row[j0..j0 + width]) {
                             *o = scale * x;
                         }
                     }
@@ -304,30 +476,32 @@ impl Packed {
         if rows == 0 || cols == 0 {
             return;
         }
-        self.data
-            .par_chunks_mut(cols * LANES)
+        let sw = self.width;
+        self.floats_mut()
+            .par_chunks_mut(cols * sw)
             .enumerate()
             .for_each(|(s, strip)| {
-                // strip s holds rows s·LANES.. of b as its columns
-                let i0 = s * LANES;
+                // strip s holds rows s·sw.. of b as its columns
+                let i0 = s * sw;
                 for (l, brow) in b[i0 * cols..]
                     .chunks_exact(cols)
-                    .take(LANES.min(rows - i0))
+                    .take(sw.min(rows - i0))
                     .enumerate()
                 {
                     for (j, &x) in brow.iter().enumerate() {
-                        strip[j * LANES + l] = x;
+                        strip[j * sw + l] = x;
                     }
                 }
             });
     }
 }
 
-/// `out ← Σ_{i ∈ lists[r]} row i of packed` for every list `r`: `out` is row-major
-/// `lists.len() × packed.cols()`. Parallel over groups of strips; each output element sums its
-/// terms in list order in four interleaved partial sums (term `t` goes to sum `t mod 4`, a
-/// remainder of fewer than four to sum 0), added as `(s₀ + s₁) + (s₂ + s₃)`: the same bits for
-/// any thread count, and for the AVX2 kernel and its portable twin.
+/// `out ← Σ_{i ∈ lists[r]} row i of packed` for every list `r` (for a complemented list, the
+/// column totals minus that sum): `out` is row-major `lists.len() × packed.cols()`. Parallel
+/// over groups of strips; each output element sums its terms in list order in four
+/// interleaved partial sums (term `t` goes to sum `t mod 4`, a remainder of fewer than four to
+/// sum 0), added as `(s₀ + s₁) + (s₂ + s₃)`: the same bits for any thread count, any strip
+/// width, and for the AVX2 kernels and their portable twin.
 ///
 /// # Panics
 /// When `out` is too short or the lists index past the packed rows.
@@ -342,6 +516,11 @@ pub fn sum_selected(lists: &IndexLists, packed: &Packed, out: &mut [f32]) {
     if m == 0 || n == 0 {
         return;
     }
+    let totals: &[f32] = if lists.complement.is_empty() {
+        &[]
+    } else {
+        packed.totals()
+    };
     let ptr = out.as_mut_ptr() as usize;
     let strips = packed.strips();
     (0..strips.div_ceil(STRIPS_PER_TASK))
@@ -350,104 +529,147 @@ pub fn sum_selected(lists: &IndexLists, packed: &Packed, out: &mut [f32]) {
             let range = t * STRIPS_PER_TASK..strips.min((t + 1) * STRIPS_PER_TASK);
             // SAFETY: `out` holds `m × n` entries (asserted) and is borrowed mutably for the
             // whole call; tasks write disjoint column strips; every list index is below the
-            // packed rows (asserted), so every packed read is in bounds.
-            unsafe { sum_strips(lists, packed, ptr as *mut f32, range) };
+            // packed rows (asserted), so every packed read is in bounds; `totals` covers
+            // every strip when a list is complemented.
+            unsafe { sum_strips(lists, packed, totals, ptr as *mut f32, range) };
         });
 }
 
-/// Runs [`sum_strips_avx2`] when the CPU has AVX2, else [`sum_strips_portable`].
+/// Runs the AVX2 kernel for the strip width when the CPU has AVX2, else
+/// [`sum_strips_portable`].
 ///
 /// # Safety
 /// As [`sum_strips_portable`].
 unsafe fn sum_strips(
     lists: &IndexLists,
     packed: &Packed,
+    totals: &[f32],
     out: *mut f32,
     strips: std::ops::Range<usize>,
 ) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
-        return sum_strips_avx2(lists, packed, out, strips);
+        return if packed.width == STRIP {
+            sum_strips_avx2::<2>(lists, packed, totals, out, strips)
+        } else {
+            sum_strips_avx2::<1>(lists, packed, totals, out, strips)
+        };
     }
-    sum_strips_portable(lists, packed, out, strips)
+    sum_strips_portable(lists, packed, totals, out, strips)
 }
 
 /// The portable kernel: strips `strips` of every output row.
 ///
 /// # Safety
 /// `out` points to a `lists.len() × packed.cols()` row-major matrix nobody else writes in
-/// these strips' columns; every list index is below `packed.rows()`.
+/// these strips' columns; every list index is below `packed.rows()`; `totals` holds
+/// `packed.strips() × width` entries when a list is complemented.
 unsafe fn sum_strips_portable(
     lists: &IndexLists,
     packed: &Packed,
+    totals: &[f32],
     out: *mut f32,
     strips: std::ops::Range<usize>,
 ) {
-    let n = packed.cols();
+    let (n, sw) = (packed.cols(), packed.width);
     for s in strips {
         let strip = packed.strip(s);
-        let width = LANES.min(n - s * LANES);
+        let width = sw.min(n - s * sw);
         for r in 0..lists.len() {
-            let mut acc = [[0f32; LANES]; 4];
+            let mut acc = [[0f32; STRIP]; 4];
             let idx = lists.get(r);
             let mut quads = idx.chunks_exact(4);
             for q in &mut quads {
                 for (a, &i) in acc.iter_mut().zip(q) {
-                    for (x, &y) in a.iter_mut().zip(&strip[i as usize * LANES..][..LANES]) {
+                    for (x, &y) in a.iter_mut().zip(&strip[i as usize * sw..][..sw]) {
                         *x += y;
                     }
                 }
             }
             for &i in quads.remainder() {
-                for (x, &y) in acc[0].iter_mut().zip(&strip[i as usize * LANES..][..LANES]) {
+                for (x, &y) in acc[0].iter_mut().zip(&strip[i as usize * sw..][..sw]) {
                     *x += y;
                 }
             }
-            let dst = std::slice::from_raw_parts_mut(out.add(r * n + s * LANES), width);
+            let dst = std::slice::from_raw_parts_mut(out.add(r * n + s * sw), width);
+            let complement = lists.is_complement(r);
             for (l, d) in dst.iter_mut().enumerate() {
-                *d = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]);
+                let sum = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]);
+                *d = if complement {
+                    totals[s * sw + l] - sum
+                } else {
+                    sum
+                };
             }
         }
     }
 }
 
-/// The AVX2 kernel: one strip (L1-resident) per pass over the index lists, four accumulators.
+/// The AVX2 kernel for strips of `R` registers (`R · LANES` columns): one strip (in L1) per
+/// pass over the index lists; per index, one row of the strip added into `R` registers, four
+/// partial sums of each.
 ///
 /// # Safety
-/// As [`sum_strips_portable`], and the CPU has AVX2.
+/// As [`sum_strips_portable`], the strip width is `R · LANES`, and the CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn sum_strips_avx2(
+unsafe fn sum_strips_avx2<const R: usize>(
     lists: &IndexLists,
     packed: &Packed,
+    totals: &[f32],
     out: *mut f32,
     strips: std::ops::Range<usize>,
 ) {
     use std::arch::x86_64::*;
-    let n = packed.cols();
+    let (n, sw) = (packed.cols(), R * LANES);
+    debug_assert_eq!(sw, packed.width);
     for s in strips {
         let p = packed.strip(s).as_ptr();
-        let width = LANES.min(n - s * LANES);
+        let width = sw.min(n - s * sw);
         for r in 0..lists.len() {
             let idx = lists.get(r);
-            let mut a = [_mm256_setzero_ps(); 4];
+            // partial sums k = 0..4 of the low (`lo`) and, for R = 2, high (`hi`) 8 columns
+            let mut lo = [_mm256_setzero_ps(); 4];
+            let mut hi = [_mm256_setzero_ps(); 4];
             let mut quads = idx.chunks_exact(4);
             for q in &mut quads {
-                for (k, acc) in a.iter_mut().enumerate() {
-                    let off = *q.get_unchecked(k) as usize * LANES;
-                    *acc = _mm256_add_ps(*acc, _mm256_loadu_ps(p.add(off)));
+                for k in 0..4 {
+                    let row = p.add(*q.get_unchecked(k) as usize * sw);
+                    lo[k] = _mm256_add_ps(lo[k], _mm256_loadu_ps(row));
+                    if R == 2 {
+                        hi[k] = _mm256_add_ps(hi[k], _mm256_loadu_ps(row.add(LANES)));
+                    }
                 }
             }
             for &i in quads.remainder() {
-                a[0] = _mm256_add_ps(a[0], _mm256_loadu_ps(p.add(i as usize * LANES)));
+                let row = p.add(i as usize * sw);
+                lo[0] = _mm256_add_ps(lo[0], _mm256_loadu_ps(row));
+                if R == 2 {
+                    hi[0] = _mm256_add_ps(hi[0], _mm256_loadu_ps(row.add(LANES)));
+                }
             }
-            let sum = _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3]));
-            let dst = out.add(r * n + s * LANES);
-            if width == LANES {
-                _mm256_storeu_ps(dst, sum);
+            // (no closure here: closures do not inherit the AVX2 target feature)
+            let mut sum_lo =
+                _mm256_add_ps(_mm256_add_ps(lo[0], lo[1]), _mm256_add_ps(lo[2], lo[3]));
+            let mut sum_hi =
+                _mm256_add_ps(_mm256_add_ps(hi[0], hi[1]), _mm256_add_ps(hi[2], hi[3]));
+            if lists.is_complement(r) {
+                let total = totals.as_ptr().add(s * sw);
+                sum_lo = _mm256_sub_ps(_mm256_loadu_ps(total), sum_lo);
+                if R == 2 {
+                    sum_hi = _mm256_sub_ps(_mm256_loadu_ps(total.add(LANES)), sum_hi);
+                }
+            }
+            let dst = out.add(r * n + s * sw);
+            if width == sw {
+                _mm256_storeu_ps(dst, sum_lo);
+                if R == 2 {
+                    _mm256_storeu_ps(dst.add(LANES), sum_hi);
+                }
             } else {
-                let mut tmp = [0f32; LANES];
-                _mm256_storeu_ps(tmp.as_mut_ptr(), sum);
+                let mut tmp = [0f32; STRIP];
+                _mm256_storeu_ps(tmp.as_mut_ptr(), sum_lo);
+                _mm256_storeu_ps(tmp.as_mut_ptr().add(LANES), sum_hi);
                 std::ptr::copy_nonoverlapping(tmp.as_ptr(), dst, width);
             }
         }
@@ -508,7 +730,11 @@ mod tests {
     fn close(got: &[f32], want: &[f32], what: &str) {
         assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(want) {
-            assert!((g - w).abs() < 1e-4, "{what}: {g} vs {w}");
+            // f32 sums of up to a few hundred terms: a tolerance relative to the magnitude
+            assert!(
+                (g - w).abs() < 1e-4 * w.abs().max(1.0),
+                "{what}: {g} vs {w}"
+            );
         }
     }
 
@@ -551,6 +777,7 @@ mod tests {
             (9, 1, 3),
             (20, 70, 65),
             (3, 9, 7),
+            (5, 600, 20),
         ] {
             let a = random(rows * k, 0.2, 1);
             let b: Vec<f32> = random(k * n, 0.5, 2).iter().map(|x| x - 0.3).collect();
@@ -571,6 +798,15 @@ mod tests {
             sum_selected(&lists, &packed, &mut got);
             close(&got, &want, "A·Bᵀ");
 
+            // rows denser than half listed by their zeros: the column totals minus their sum
+            let dense_a = random(rows * k, 0.7, 8);
+            sgemm(Op::N, Op::N, rows, n, k, 1.0, &dense_a, &b, 0.0, &mut want);
+            lists.rows_or_complements_of(&dense_a, k, 0.5).unwrap();
+            assert!(k < 4 || (0..rows).any(|r| lists.is_complement(r)));
+            packed.pack(&b, k, n);
+            sum_selected(&lists, &packed, &mut got);
+            close(&got, &want, "A·B by complements");
+
             // 0.5·Aᵀ·P − 0.25·A2ᵀ·P2 by one stacked call
             let p: Vec<f32> = random(rows * n, 0.5, 3).iter().map(|x| x * 0.7).collect();
             let a2 = random(2 * k, 0.3, 6);
@@ -586,26 +822,50 @@ mod tests {
         }
     }
 
-    /// The AVX2 kernels (when this CPU has them) against their portable twins, bit for bit.
+    /// The AVX2 kernels (when this CPU has them) against their portable twins, bit for bit:
+    /// 16-column strips (101 rows) and 8-column strips (600 rows), plain and complemented
+    /// lists.
     #[test]
     fn simd_kernels_equal_portable_twins() {
-        let (rows, k, n) = (37, 101, 83);
-        let a = random(rows * k, 0.3, 8);
-        let b: Vec<f32> = random(k * n, 0.5, 9)
-            .iter()
-            .map(|x| x * 0.37 - 0.11)
-            .collect();
-        let mut lists = IndexLists::default();
-        lists.rows_of(&a, k, 1.0).unwrap();
-        let mut packed = Packed::default();
-        packed.pack(&b, k, n);
-        let mut fast = vec![0f32; rows * n];
-        sum_selected(&lists, &packed, &mut fast);
-        let mut slow = vec![0f32; rows * n];
-        // SAFETY: `slow` is rows × n; the lists index below k = packed rows
-        unsafe { sum_strips_portable(&lists, &packed, slow.as_mut_ptr(), 0..packed.strips()) };
-        assert_eq!(fast, slow);
+        let (rows, n) = (37, 83);
+        for k in [101, 600] {
+            let a = random(rows * k, 0.3, 8);
+            let b: Vec<f32> = random(k * n, 0.5, 9)
+                .iter()
+                .map(|x| x * 0.37 - 0.11)
+                .collect();
+            let mut lists = IndexLists::default();
+            lists.rows_of(&a, k, 1.0).unwrap();
+            let mut packed = Packed::default();
+            packed.pack(&b, k, n);
+            assert_eq!(packed.width, if k == 101 { STRIP } else { LANES });
+            let mut fast = vec![0f32; rows * n];
+            sum_selected(&lists, &packed, &mut fast);
+            let mut slow = vec![0f32; rows * n];
+            let strips = 0..packed.strips();
+            // SAFETY: `slow` is rows × n; the lists index below k = packed rows
+            unsafe { sum_strips_portable(&lists, &packed, &[], slow.as_mut_ptr(), strips.clone()) };
+            assert_eq!(fast, slow);
+            // complemented lists (rows with 30% and 70% ones)
+            let mixed: Vec<f32> = a
+                .chunks_exact(k)
+                .enumerate()
+                .flat_map(|(r, row)| {
+                    row.iter()
+                        .map(move |&x| if r % 2 == 0 { x } else { 1.0 - x })
+                })
+                .collect();
+            lists.rows_or_complements_of(&mixed, k, 1.0).unwrap();
+            assert!(lists.is_complement(1) && !lists.is_complement(0));
+            sum_selected(&lists, &packed, &mut fast);
+            let totals = packed.totals();
+            // SAFETY: as above; the totals cover every strip
+            unsafe { sum_strips_portable(&lists, &packed, totals, slow.as_mut_ptr(), strips) };
+            assert_eq!(fast, slow);
+        }
 
+        let k = 101;
+        let a = random(37 * k, 0.3, 8);
         let mut row = a[..k].to_vec();
         row[17] = 0.5;
         for row in [&a[..k], &row[..]] {
@@ -616,6 +876,40 @@ mod tests {
             let ok_got = push_ones(row, &mut got);
             assert_eq!((ok_got, got), (ok_want, want));
         }
+    }
+
+    /// A reused [`Packed`] (no clearing pass when the shape repeats) holds what a fresh one
+    /// would: the padding of the last strip stays zero whatever was packed before.
+    #[test]
+    fn reused_packing_equals_fresh_packing() {
+        let (k, n) = (37, 21);
+        let b1: Vec<f32> = random(k * n, 0.5, 10).iter().map(|x| x + 1.0).collect();
+        let b2: Vec<f32> = random(k * n, 0.5, 11).iter().map(|x| x - 2.0).collect();
+        let mut reused = Packed::default();
+        let mut fresh = Packed::default();
+        reused.pack(&b1, k, n);
+        reused.pack(&b2, k, n);
+        fresh.pack(&b2, k, n);
+        assert_eq!(reused, fresh);
+        assert_eq!(reused.totals(), fresh.totals());
+        // the transpose of an n × k matrix: the same packed shape (k rows of n)
+        let bt: Vec<f32> = random(n * k, 0.5, 12).iter().map(|x| x * 3.0).collect();
+        reused.pack_transposed(&bt, n, k);
+        fresh = Packed::default();
+        fresh.pack_transposed(&bt, n, k);
+        assert_eq!(reused, fresh);
+        // a stacked, scaled packing of another shape, then back
+        reused.pack_stacked(&[(&b1[..2 * n], 0.5), (&b2[..n], -1.0)], n);
+        reused.pack(&b2, k, n);
+        fresh = Packed::default();
+        fresh.pack(&b2, k, n);
+        assert_eq!(reused, fresh);
+    }
+
+    #[test]
+    fn denser_inputs_go_sparse_only_when_a_strip_fits_in_l1() {
+        assert_eq!(max_density(500), SPARSE_MAX_DENSITY_L1);
+        assert_eq!(max_density(784), SPARSE_MAX_DENSITY);
     }
 
     #[test]

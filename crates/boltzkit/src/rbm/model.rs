@@ -8,11 +8,15 @@
 
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::linalg::binary::{self, Packed, SPARSE_MAX_DENSITY};
+use crate::linalg::binary::{self, Packed};
 use crate::linalg::{self, Op};
 use rand::Rng;
 use rand_distr::{Distribution as _, Normal};
-use std::sync::OnceLock;
+use rayon::prelude::*;
+use std::sync::{Mutex, OnceLock};
+
+/// Rows per parallel task of the bias and `σ` pass of the conditionals.
+const ROW_BLOCK: usize = 16;
 
 /// Data means are clamped to `[EPS, 1 − EPS]` before the logit of the base-rate initialization,
 /// so a unit that is always on or off in the data gets a large but finite bias.
@@ -42,16 +46,42 @@ pub struct Rbm {
     w: Vec<f32>,
     b: Vec<f32>,
     c: Vec<f32>,
-    packed: PackedWeights,
+    /// Boxed: the cache is larger than the model's own fields, and enums holding an `Rbm`
+    /// (`model::AnyModel`) stay small.
+    packed: Box<PackedWeights>,
 }
 
 /// `W` and `Wᵀ` packed for the sparse 0/1 products ([`binary::Packed`]), each built on first
-/// use and dropped whenever the parameters may change ([`Rbm::params_mut`]). A cache, not
-/// state: clones start empty and comparisons ignore it.
+/// use and invalidated whenever the parameters may change ([`Rbm::params_mut`]); the buffers
+/// of invalidated packings are kept as spares and packed into again (a training run packs
+/// both once per update: no allocation, no clearing). A cache, not state: clones start empty
+/// and comparisons ignore it.
 #[derive(Default)]
 struct PackedWeights {
     w: OnceLock<Packed>,
     wt: OnceLock<Packed>,
+    spare_w: Mutex<Option<Packed>>,
+    spare_wt: Mutex<Option<Packed>>,
+}
+
+impl PackedWeights {
+    /// Invalidates both packings, keeping their buffers as spares.
+    fn invalidate(&mut self) {
+        if let Some(p) = self.w.take() {
+            *self.spare_w.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(p);
+        }
+        if let Some(p) = self.wt.take() {
+            *self.spare_wt.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(p);
+        }
+    }
+}
+
+/// The spare buffer in `slot` (or a new one).
+fn take_spare(slot: &Mutex<Option<Packed>>) -> Packed {
+    slot.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default()
 }
 
 impl Clone for PackedWeights {
@@ -128,7 +158,7 @@ impl Rbm {
             w,
             b,
             c,
-            packed: PackedWeights::default(),
+            packed: Box::default(),
         })
     }
 
@@ -204,7 +234,7 @@ impl Rbm {
 
     /// Mutable views of `(W, b, c)` for optimizer steps (shapes cannot change).
     pub fn params_mut(&mut self) -> (&mut [f32], &mut [f32], &mut [f32]) {
-        self.packed = PackedWeights::default();
+        self.packed.invalidate();
         (&mut self.w, &mut self.b, &mut self.c)
     }
 
@@ -290,22 +320,31 @@ impl Rbm {
     }
 
     /// The hidden input `V·W + c` of a mini-batch `v` (`batch × n_visible`) into `out`
-    /// (`batch × n_hidden`). When `v` is 0/1 with at most [`SPARSE_MAX_DENSITY`] ones, as RBM
+    /// (`batch × n_hidden`). When `v` is 0/1 with at most [`binary::max_density`] ones, as RBM
     /// states and binary data usually are, the product sums the selected rows of `W`
     /// ([`binary::sum_selected`]); otherwise it is [`linalg::sgemm_par`]. Either way the
     /// same bits for any thread count.
     pub fn hidden_input(&self, v: &[f32], out: &mut [f32]) -> Result<()> {
-        self.layer_input("hidden_input", v, out, false)
+        self.layer_input("hidden_input", v, out, false, false)
     }
 
     /// The visible input `H·Wᵀ + b` of a mini-batch `h` (`batch × n_hidden`) into `out`
     /// (`batch × n_visible`); sparse 0/1 `h` as in [`Rbm::hidden_input`].
     pub fn visible_input(&self, h: &[f32], out: &mut [f32]) -> Result<()> {
-        self.layer_input("visible_input", h, out, true)
+        self.layer_input("visible_input", h, out, true, false)
     }
 
-    /// `X·W + c` (`to_visible = false`) or `X·Wᵀ + b` (`true`), sparse or dense.
-    fn layer_input(&self, op: &str, x: &[f32], out: &mut [f32], to_visible: bool) -> Result<()> {
+    /// `X·W + c` (`to_visible = false`) or `X·Wᵀ + b` (`true`), sparse or dense, then `σ`
+    /// of it when `sigmoid`; the bias and `σ` in one parallel pass over fixed blocks of rows
+    /// (elementwise, so the same bits as two serial passes).
+    fn layer_input(
+        &self,
+        op: &str,
+        x: &[f32],
+        out: &mut [f32],
+        to_visible: bool,
+        sigmoid: bool,
+    ) -> Result<()> {
         let (n_in, n_out, bias) = if to_visible {
             (self.n_hidden, self.n_visible, &self.b)
         } else {
@@ -313,28 +352,52 @@ impl Rbm {
         };
         let batch = self.batch_rows(op, x, n_in)?;
         check_len(op, "out", out.len(), batch * n_out)?;
+        self.product(x, out, to_visible);
+        out.par_chunks_mut(ROW_BLOCK * n_out).for_each(|rows| {
+            for row in rows.chunks_exact_mut(n_out) {
+                linalg::add_row_bias(row, bias);
+                if sigmoid {
+                    linalg::sigmoid_inplace(row);
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// `out ← X·W` (`to_visible = false`) or `X·Wᵀ`, shapes checked by the caller: the sums of
+    /// selected rows of the packed `W` / `Wᵀ` when `X` is 0/1 (a row with more ones than
+    /// zeros as the column totals minus its zeros' rows) and the entries listed are at most
+    /// [`binary::max_density`] of all, else the dense GEMM.
+    fn product(&self, x: &[f32], out: &mut [f32], to_visible: bool) {
+        let (n_in, n_out) = if to_visible {
+            (self.n_hidden, self.n_visible)
+        } else {
+            (self.n_visible, self.n_hidden)
+        };
+        let batch = x.len() / n_in;
+        let max_density = binary::max_density(n_in);
         let sparse = binary::with_scratch(|s| {
-            s.lists.rows_of(x, n_in, SPARSE_MAX_DENSITY).map(|_| {
-                let packed = if to_visible {
-                    self.packed_wt()
-                } else {
-                    self.packed_w()
-                };
-                binary::sum_selected(&s.lists, packed, out)
-            })
+            s.lists
+                .rows_or_complements_of(x, n_in, max_density)
+                .map(|_| {
+                    let packed = if to_visible {
+                        self.packed_wt()
+                    } else {
+                        self.packed_w()
+                    };
+                    binary::sum_selected(&s.lists, packed, out)
+                })
         });
         if sparse.is_none() {
             let op_w = if to_visible { Op::T } else { Op::N };
             linalg::sgemm_par(Op::N, op_w, batch, n_out, n_in, 1.0, x, &self.w, 0.0, out);
         }
-        linalg::add_row_bias(out, bias);
-        Ok(())
     }
 
     /// `W` packed in strips, built on first use after a parameter change.
     fn packed_w(&self) -> &Packed {
         self.packed.w.get_or_init(|| {
-            let mut p = Packed::default();
+            let mut p = take_spare(&self.packed.spare_w);
             p.pack(&self.w, self.n_visible, self.n_hidden);
             p
         })
@@ -343,7 +406,7 @@ impl Rbm {
     /// `Wᵀ` packed in strips, built on first use after a parameter change.
     fn packed_wt(&self) -> &Packed {
         self.packed.wt.get_or_init(|| {
-            let mut p = Packed::default();
+            let mut p = take_spare(&self.packed.spare_wt);
             p.pack_transposed(&self.w, self.n_visible, self.n_hidden);
             p
         })
@@ -352,17 +415,13 @@ impl Rbm {
     /// `p(h_j = 1 | v) = σ(c_j + vᵀW_{:,j})` for a mini-batch `v` into `out`
     /// (`batch × n_hidden`); the hidden units are independent given `v`.
     pub fn hidden_probs(&self, v: &[f32], out: &mut [f32]) -> Result<()> {
-        self.hidden_input(v, out)?;
-        linalg::sigmoid_inplace(out);
-        Ok(())
+        self.layer_input("hidden_probs", v, out, false, true)
     }
 
     /// `p(v_i = 1 | h) = σ(b_i + W_{i,:}h)` for a mini-batch `h` into `out`
     /// (`batch × n_visible`); the visible units are independent given `h`.
     pub fn visible_probs(&self, h: &[f32], out: &mut [f32]) -> Result<()> {
-        self.visible_input(h, out)?;
-        linalg::sigmoid_inplace(out);
-        Ok(())
+        self.layer_input("visible_probs", h, out, true, true)
     }
 
     /// Number of rows of a batch with `width` columns; an error when `x` is not a whole
@@ -624,6 +683,45 @@ mod tests {
         // the brute-force joint and the free energies give the same ln Z
         let fz: Vec<f64> = want.iter().map(|f| -f).collect();
         assert!((linalg::log_sum_exp(&fz) - brute_log_z(&rbm)).abs() < 1e-10);
+    }
+
+    /// The conditionals add the bias and take `σ` in one parallel pass over blocks of rows:
+    /// the same bits as the input followed by a serial `σ`, for sparse and dense inputs
+    /// (densities either side of both thresholds) and any thread count.
+    #[test]
+    fn probs_are_sigmoid_of_input_bit_for_bit() {
+        let (nv, nh, rows) = (70, 40, 37);
+        let rbm = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(3)).unwrap();
+        let mut rng = rng_from_seed(4);
+        for density in [0.1f32, 0.4, 0.9] {
+            let v: Vec<f32> = (0..rows * nv)
+                .map(|_| f32::from(u8::from(rng.random::<f32>() < density)))
+                .collect();
+            let h: Vec<f32> = (0..rows * nh)
+                .map(|_| f32::from(u8::from(rng.random::<f32>() < density)))
+                .collect();
+            let mut want_h = vec![0f32; rows * nh];
+            let mut want_v = vec![0f32; rows * nv];
+            rbm.hidden_input(&v, &mut want_h).unwrap();
+            rbm.visible_input(&h, &mut want_v).unwrap();
+            linalg::sigmoid_inplace(&mut want_h);
+            linalg::sigmoid_inplace(&mut want_v);
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let (got_h, got_v) = pool.install(|| {
+                    let mut got_h = vec![0f32; rows * nh];
+                    let mut got_v = vec![0f32; rows * nv];
+                    rbm.hidden_probs(&v, &mut got_h).unwrap();
+                    rbm.visible_probs(&h, &mut got_v).unwrap();
+                    (got_h, got_v)
+                });
+                assert_eq!(got_h, want_h, "density {density}, {threads} threads");
+                assert_eq!(got_v, want_v, "density {density}, {threads} threads");
+            }
+        }
     }
 
     /// Both conditionals against ratios of the enumerated joint.

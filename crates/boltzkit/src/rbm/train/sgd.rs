@@ -5,6 +5,10 @@
 use super::Gradient;
 use crate::error::{Error, Result};
 use crate::rbm::Rbm;
+use rayon::prelude::*;
+
+/// Parameters per parallel task of [`Sgd::step`].
+const CHUNK: usize = 1 << 14;
 
 /// Unchecked settings of [`Sgd`]; [`SgdParams::check`] validates them.
 ///
@@ -131,11 +135,18 @@ impl Sgd {
         } = self.params;
         let vel = self.velocity.get_or_insert_with(|| Gradient::zeros(nv, nh));
         let (w, b, c) = rbm.params_mut();
+        // elementwise, in parallel over fixed chunks: the same bits for any thread count
         let update = |theta: &mut [f32], vel: &mut [f32], g: &[f32], decay: f32| {
-            for ((t, d), &gi) in theta.iter_mut().zip(vel.iter_mut()).zip(g) {
-                *d = mom * *d + lr * (gi - decay * *t);
-                *t += *d;
-            }
+            theta
+                .par_chunks_mut(CHUNK)
+                .zip(vel.par_chunks_mut(CHUNK))
+                .zip(g.par_chunks(CHUNK))
+                .for_each(|((theta, vel), g)| {
+                    for ((t, d), &gi) in theta.iter_mut().zip(vel.iter_mut()).zip(g) {
+                        *d = mom * *d + lr * (gi - decay * *t);
+                        *t += *d;
+                    }
+                });
         };
         update(w, &mut vel.w, &grad.w, wd);
         update(b, &mut vel.b, &grad.b, 0.0);
