@@ -17,17 +17,16 @@ use crate::Progress;
 use anyhow::Context;
 use boltzkit::classify::{LogisticParams, LogisticRegression};
 use boltzkit::data::{read_dataset, Binarize, Dataset, ReadOptions};
+use boltzkit::estimate::Method;
 use boltzkit::io::{write_atomic, MetricLog, MetricRecord};
 use boltzkit::rbm::ais::AisSchedule;
-use boltzkit::estimate::Method;
 use boltzkit::rbm::features::hidden_features;
-use boltzkit::rbm::loglik::{average_log_likelihood, LogLikParams};
 use boltzkit::rbm::frank_wolfe::{
     mean_log_unnormalized, FrankWolfe, FwFit, FwObserver, FwParams, FwProgress, SizeEvaluation,
 };
-use boltzkit::rbm::model::BASE_RATE_EPS;
+use boltzkit::rbm::loglik::{average_log_likelihood, LogLikParams};
 use boltzkit::rbm::train::{Algorithm, GapEarlyStop, TrainParams, Trainer};
-use boltzkit::rbm::{visible_means, Rbm};
+use boltzkit::rbm::Rbm;
 use boltzkit::rng::{derive_rng, derive_seed};
 use rand::seq::SliceRandom;
 use serde::Serialize;
@@ -194,17 +193,6 @@ pub fn ais_schedule(steps: usize) -> boltzkit::Result<AisSchedule> {
     } else {
         AisSchedule::linear(steps)
     }
-}
-
-/// The visible biases of the base-rate AIS start (logits of the clamped data means).
-pub fn base_rate(data: &Dataset) -> boltzkit::Result<Vec<f32>> {
-    Ok(visible_means(data)?
-        .iter()
-        .map(|&m| {
-            let p = m.clamp(BASE_RATE_EPS, 1.0 - BASE_RATE_EPS);
-            (p / (1.0 - p)).ln() as f32
-        })
-        .collect())
 }
 
 impl AisTest {
