@@ -78,7 +78,9 @@ pub fn run_one(d: usize, rep: usize, n: usize, tau: f64, seed: u64) -> anyhow::R
         convention: conv,
         tau,
         init: Some(init),
-        ..MpleParams::default()
+        // Sec. 5's stopping rule alone (relative gain below τ), not the library's default
+        // first-order stop
+        ..MpleParams::paper()
     };
     let fit = bslm::fit(&data, &params)?;
     let (t, e) = (truth.theta(), fit.model.theta());
