@@ -4,52 +4,26 @@
 mod common;
 
 use common::boltzkit;
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-#[test]
-fn sigint_during_rbm_fit_writes_the_last_good_model_and_exits_130() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = |name: &str| dir.path().join(name).display().to_string();
+/// Generates the Artificial Modes data in `dir`, starts `boltzkit` with `args` (which must write
+/// the JSONL log `log`), sends SIGINT once the log has three lines, and returns the output.
+fn interrupt_once_logging(dir: &Path, args: &[&str], log: &Path) -> Output {
+    let modes = dir.join("modes.npy").display().to_string();
     boltzkit()
-        .args([
-            "gen",
-            "artificial-modes",
-            "-o",
-            &p("modes.npy"),
-            "--seed",
-            "1",
-            "-q",
-        ])
+        .args(["gen", "artificial-modes", "-o", &modes, "--seed", "1", "-q"])
         .assert()
         .success();
-    let bin = assert_cmd::cargo::cargo_bin("boltzkit");
-    let child = Command::new(bin)
-        .args([
-            "rbm",
-            "fit",
-            "--data",
-            &p("modes.npy"),
-            "--hidden",
-            "16",
-            "--epochs",
-            "1000000",
-            "--eval-every",
-            "1",
-            "--log",
-            &p("fit.jsonl"),
-            "-o",
-            &p("m.safetensors"),
-            "--seed",
-            "3",
-        ])
+    let child = Command::new(assert_cmd::cargo::cargo_bin("boltzkit"))
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until training has logged a few epochs, then interrupt.
     let start = Instant::now();
-    while std::fs::read_to_string(p("fit.jsonl")).map_or(0, |s| s.lines().count()) < 3 {
+    while std::fs::read_to_string(log).map_or(0, |s| s.lines().count()) < 3 {
         assert!(
             start.elapsed() < Duration::from_secs(120),
             "no progress in the log"
@@ -61,6 +35,32 @@ fn sigint_during_rbm_fit_writes_the_last_good_model_and_exits_130() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("wrote the last good model to"), "{stderr}");
+    out
+}
+
+#[test]
+fn sigint_during_rbm_fit_writes_the_last_good_model_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let args = [
+        "rbm",
+        "fit",
+        "--data",
+        &p("modes.npy"),
+        "--hidden",
+        "16",
+        "--epochs",
+        "1000000",
+        "--eval-every",
+        "1",
+        "--log",
+        &p("fit.jsonl"),
+        "-o",
+        &p("m.safetensors"),
+        "--seed",
+        "3",
+    ];
+    interrupt_once_logging(dir.path(), &args, &dir.path().join("fit.jsonl"));
     // The model is complete and loads; its metadata records the interrupt.
     let out = boltzkit()
         .args([
@@ -87,4 +87,31 @@ fn sigint_during_rbm_fit_writes_the_last_good_model_and_exits_130() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
+#[test]
+fn sigint_during_frank_wolfe_writes_the_grown_model_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let args = [
+        "rbm",
+        "fit",
+        "--algo",
+        "frank-wolfe",
+        "--data",
+        &p("modes.npy"),
+        "--max-units",
+        "100000",
+        "--eval-every",
+        "1",
+        "--log",
+        &p("fw.jsonl"),
+        "-o",
+        &p("fw.safetensors"),
+        "--seed",
+        "3",
+    ];
+    interrupt_once_logging(dir.path(), &args, &dir.path().join("fw.jsonl"));
+    let bytes = std::fs::read(p("fw.safetensors")).unwrap();
+    assert!(String::from_utf8_lossy(&bytes).contains("interrupted after"));
 }

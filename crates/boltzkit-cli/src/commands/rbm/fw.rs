@@ -170,6 +170,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     if let Some(v) = &valid {
         fw = fw.validation(v)?;
     }
+    fw = fw.interrupt(crate::interrupt::flag());
     let start_units = if a.model.is_some() {
         fw.model().n_units()
     } else {
@@ -246,7 +247,16 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     summary
         .set("learn_s", rec.wall_s)
         .set("output", a.output.display().to_string());
-    summary.emit(&a.common)
+    summary.emit(&a.common)?;
+    if let boltzkit::fit::StopReason::Interrupted { .. } = rec.stop {
+        return Err(crate::interrupt::Interrupted(format!(
+            "interrupted at {} units; wrote the last good model to {}",
+            fit.model.n_units(),
+            a.output.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// `rbm features`: `E[h | v]` of every row of a data file.

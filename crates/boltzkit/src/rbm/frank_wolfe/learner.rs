@@ -7,7 +7,7 @@ use super::sampler::FwSampler;
 use super::subproblem::{mean_softplus_of, BinaryRows, Subproblem};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::fit::{Count, StopReason};
+use crate::fit::{Count, Interrupt, StopReason};
 use crate::linalg::softplus_f64;
 use crate::optim::lbfgs::{minimize, LbfgsParams, LbfgsResult};
 use crate::rbm::model::{visible_means, BASE_RATE_EPS};
@@ -353,6 +353,7 @@ pub struct FrankWolfe<'d> {
     observers: Vec<Box<dyn FwObserver + 'd>>,
     model_mean: Vec<f64>,
     removed: usize,
+    interrupt: Option<Interrupt>,
 }
 
 impl std::fmt::Debug for FrankWolfe<'_> {
@@ -434,12 +435,20 @@ impl<'d> FrankWolfe<'d> {
             sub,
             sampler,
             observers: Vec::new(),
+            interrupt: None,
             model_mean: vec![0.0; nv],
             removed: 0,
             params,
             data,
             valid: None,
         })
+    }
+
+    /// Stops the run when `flag` is set: after the current iteration, with
+    /// [`StopReason::Interrupted`] and the model of that iteration.
+    pub fn interrupt(mut self, flag: Interrupt) -> Self {
+        self.interrupt = Some(flag);
+        self
     }
 
     /// Validation data for model-size selection (the train/validation gap).
@@ -741,6 +750,12 @@ impl<'d> FrankWolfe<'d> {
         while self.model.n_units() < p.max_units || self.fresh {
             if self.iteration >= max_iter {
                 record.stop = StopReason::MaxIterations;
+                break;
+            }
+            if self.interrupt.as_ref().is_some_and(Interrupt::is_set) {
+                record.stop = StopReason::Interrupted {
+                    after: Count::units(self.model.n_units()),
+                };
                 break;
             }
             let rec = self.step()?;
