@@ -165,6 +165,35 @@ pub fn renamed<T>(
     }
 }
 
+/// `--ais-chains N --ais-steps K` of the commands that run forward AIS on a saved model
+/// (`rbm eval`, `bench ais`), with their old names `--chains` / `--steps` kept hidden.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct AisFlags {
+    /// Forward AIS chains (rbm eval reverse-ais-from-data: its data-row starts) [default: 100]
+    #[arg(long, value_name = "N")]
+    ais_chains: Option<usize>,
+    /// Steps of a linear AIS schedule [default: the standard 14,500-step schedule]
+    #[arg(long, value_name = "N")]
+    ais_steps: Option<usize>,
+    /// The old name of --ais-chains
+    #[arg(long = "chains", value_name = "N", hide = true)]
+    chains_alias: Option<usize>,
+    /// The old name of --ais-steps
+    #[arg(long = "steps", value_name = "N", hide = true)]
+    steps_alias: Option<usize>,
+}
+
+impl AisFlags {
+    /// `(chains, steps)`: the chains (default 100) and the linear steps (`None`: the standard
+    /// schedule), warning on an old name and refusing both names at once.
+    pub fn resolve(self) -> anyhow::Result<(usize, Option<usize>)> {
+        let chains =
+            renamed(self.ais_chains, self.chains_alias, "ais-chains", "chains")?.unwrap_or(100);
+        let steps = renamed(self.ais_steps, self.steps_alias, "ais-steps", "steps")?;
+        Ok((chains, steps))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

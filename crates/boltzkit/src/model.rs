@@ -335,11 +335,7 @@ impl Model for Rbm {
     /// `ln Z` when the smaller layer has at most [`rbm_exact::MAX_ENUM_UNITS`] units; exact
     /// sampling up to [`rbm_exact::MAX_SAMPLE_UNITS`].
     fn exact_affordable(&self, task: ExactTask) -> bool {
-        let small = self.n_visible().min(self.n_hidden());
-        match task {
-            ExactTask::LogPartition => small <= rbm_exact::MAX_ENUM_UNITS,
-            ExactTask::Sampling => small <= rbm_exact::MAX_SAMPLE_UNITS,
-        }
+        rbm_exact_affordable(self.n_visible(), self.n_hidden(), task)
     }
 
     /// `−F(v)` of every row, in `f64` throughout ([`Rbm::free_energy`]).
@@ -360,13 +356,7 @@ impl Model for Rbm {
                     }
                 };
                 let est = ais_log_partition(self, base, &o.schedule, o.chains, o.seed)?;
-                Ok(Estimate {
-                    value: est.log_z,
-                    stderr: est.std_err,
-                    lower: est.log_z_lower,
-                    upper: est.log_z_upper,
-                    method: Method::Ais,
-                })
+                Ok(est.to_estimate(Method::Ais))
             }
             LogPartition::Auto => Err(Error::Internal(
                 "LogPartition::resolve returned Auto".into(),
@@ -415,6 +405,17 @@ impl Model for Rbm {
     }
 }
 
+/// Whether an RBM with these layer sizes can afford the exact `task`: the smaller layer is
+/// enumerated, up to [`rbm_exact::MAX_ENUM_UNITS`] units for `ln Z` and
+/// [`rbm_exact::MAX_SAMPLE_UNITS`] for sampling.
+fn rbm_exact_affordable(n_visible: usize, n_hidden: usize, task: ExactTask) -> bool {
+    let small = n_visible.min(n_hidden);
+    match task {
+        ExactTask::LogPartition => small <= rbm_exact::MAX_ENUM_UNITS,
+        ExactTask::Sampling => small <= rbm_exact::MAX_SAMPLE_UNITS,
+    }
+}
+
 impl Model for FwModel {
     fn n_variables(&self) -> usize {
         self.n_visible()
@@ -423,9 +424,10 @@ impl Model for FwModel {
     /// Standard models: as their RBM. Fractional models: by enumerating the `2^n_visible`
     /// visible states, up to [`FW_MAX_ENUM_VISIBLE`] visible units.
     fn exact_affordable(&self, task: ExactTask) -> bool {
-        match self.to_rbm() {
-            Ok(rbm) if self.is_standard() => rbm.exact_affordable(task),
-            _ => self.n_visible() <= FW_MAX_ENUM_VISIBLE,
+        if self.is_standard() {
+            rbm_exact_affordable(self.n_visible(), self.n_units(), task)
+        } else {
+            self.n_visible() <= FW_MAX_ENUM_VISIBLE
         }
     }
 

@@ -3,7 +3,7 @@
 //! `bench/python/sklearn_rbm_epoch.py`). Each verb repeats its work and reports the minimum
 //! and the median, so a busy machine shows as a spread rather than a wrong figure.
 
-use crate::args::{renamed, BinarizeArgs, CommonArgs};
+use crate::args::{AisFlags, BinarizeArgs, CommonArgs};
 use crate::commands::rbm::load_binary;
 use crate::exit::UsageError;
 use crate::report::Summary;
@@ -141,18 +141,8 @@ impl ModelChoice {
 struct AisArgs {
     #[command(flatten)]
     model: ModelChoice,
-    /// AIS chains [default: 100]
-    #[arg(long, value_name = "N")]
-    ais_chains: Option<usize>,
-    /// Steps of a linear schedule [default: the standard 14,500-step schedule]
-    #[arg(long, value_name = "N")]
-    ais_steps: Option<usize>,
-    /// The old name of --ais-chains
-    #[arg(long = "chains", value_name = "N", hide = true)]
-    chains_alias: Option<usize>,
-    /// The old name of --ais-steps
-    #[arg(long = "steps", value_name = "N", hide = true)]
-    steps_alias: Option<usize>,
+    #[command(flatten)]
+    ais: AisFlags,
     /// Start from the base-rate model of this data file (visible biases = logits of its
     /// clamped means, as the PyTorch peer does) [default: the uniform base model]
     #[arg(long, value_name = "FILE")]
@@ -275,9 +265,7 @@ impl EpochArgs {
 impl AisArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = self.common.init()?;
-        let chains =
-            renamed(self.ais_chains, self.chains_alias, "ais-chains", "chains")?.unwrap_or(100);
-        let steps = renamed(self.ais_steps, self.steps_alias, "ais-steps", "steps")?;
+        let (chains, steps) = self.ais.resolve()?;
         let (rbm, source) = self.model.load(derive_seed(seed, 0), chains as u64 * 2)?;
         let schedule = match steps {
             Some(k) => AisSchedule::linear(k)?,

@@ -1,6 +1,6 @@
 //! `boltzkit rbm`: train, evaluate and sample restricted Boltzmann machines.
 
-use crate::args::{renamed, BinarizeArgs, CommonArgs};
+use crate::args::{AisFlags, BinarizeArgs, CommonArgs};
 use crate::exit::UsageError;
 use crate::guard;
 use crate::progress;
@@ -297,18 +297,8 @@ struct EvalArgs {
     method: Option<MethodArg>,
     #[command(flatten)]
     binarize: BinarizeArgs,
-    /// Forward AIS chains (reverse-ais-from-data: its data-row starts) [default: 100]
-    #[arg(long, value_name = "N")]
-    ais_chains: Option<usize>,
-    /// Steps of a linear AIS schedule [default: the standard 14,500-step schedule]
-    #[arg(long, value_name = "N")]
-    ais_steps: Option<usize>,
-    /// The old name of --ais-chains
-    #[arg(long = "chains", value_name = "N", hide = true)]
-    chains_alias: Option<usize>,
-    /// The old name of --ais-steps
-    #[arg(long = "steps", value_name = "N", hide = true)]
-    steps_alias: Option<usize>,
+    #[command(flatten)]
+    ais: AisFlags,
     /// RAISE chains per test vector
     #[arg(long, value_name = "M", default_value_t = 1)]
     raise_chains: usize,
@@ -805,9 +795,7 @@ impl EvalReport {
 
 impl EvalArgs {
     fn run(self) -> anyhow::Result<()> {
-        let chains =
-            renamed(self.ais_chains, self.chains_alias, "ais-chains", "chains")?.unwrap_or(100);
-        let steps = renamed(self.ais_steps, self.steps_alias, "ais-steps", "steps")?;
+        let (chains, steps) = self.ais.resolve()?;
         let file = load_rbm(&self.model)?;
         let rbm = file.rbm;
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
