@@ -4,7 +4,8 @@
 use crate::progress;
 use anyhow::Context;
 use boltzkit::data::Dataset;
-use boltzkit::fsll::{fit_observed, FsllFit, FsllParams};
+use boltzkit::fit::{Control, Learner, Run};
+use boltzkit::fsll::{FsllFit, FsllParams, Progress};
 pub use boltzkit_repro::fsll::{kl_to_truth, outcome};
 use std::time::Instant;
 
@@ -16,15 +17,22 @@ pub fn fit_with_progress(
 ) -> anyhow::Result<FsllFit> {
     let spin = progress::spinner("learning FSLL", quiet);
     let start = Instant::now();
-    let fit = fit_observed(data, params, |p| {
-        if p.iteration % 16 == 0 {
-            spin.set_message(format!(
-                "learning FSLL: iteration {}, cost {:.5}, {} basis functions",
-                p.iteration, p.cost, p.n_basis
-            ));
-        }
-    })
-    .context("learning the FSLL model")?;
+    let run = Run::new()
+        .observe_every(
+            |p: &mut Progress| {
+                spin.set_message(format!(
+                    "learning FSLL: iteration {}, cost {:.5}, {} basis functions",
+                    p.iteration, p.cost, p.n_basis
+                ));
+                Ok(Control::Continue)
+            },
+            16,
+        )
+        .interrupt(crate::interrupt::flag());
+    let fit = params
+        .check()?
+        .fit_with(data, run)
+        .context("learning the FSLL model")?;
     spin.finish_and_clear();
     if !quiet {
         for w in fit.record.warnings() {

@@ -2,8 +2,9 @@
 //! current update (the command then writes the last good model and its log, says so in one
 //! line and exits 130); a second one exits at once with 130.
 
-use boltzkit::fit::Interrupt;
+use boltzkit::fit::{Interrupt, StopReason};
 use std::fmt;
+use std::path::Path;
 use std::sync::OnceLock;
 
 /// Exit status of a run ended by an interrupt (128 + SIGINT, as shells report it).
@@ -47,3 +48,18 @@ impl fmt::Display for Interrupted {
 }
 
 impl std::error::Error for Interrupted {}
+
+/// After a run wrote what it had: [`Interrupted`] when `stop` says the run was interrupted,
+/// naming where the last good model went (`output`, when one was asked for).
+pub fn interrupted_after(stop: &StopReason, output: Option<&Path>) -> Result<(), Interrupted> {
+    match (stop, output) {
+        (StopReason::Interrupted { after }, Some(path)) => Err(Interrupted(format!(
+            "interrupted after {after}; wrote the last good model to {}",
+            path.display()
+        ))),
+        (StopReason::Interrupted { after }, None) => Err(Interrupted(format!(
+            "interrupted after {after} (no -o given: nothing written)"
+        ))),
+        _ => Ok(()),
+    }
+}

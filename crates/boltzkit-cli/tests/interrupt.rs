@@ -115,3 +115,55 @@ fn sigint_during_frank_wolfe_writes_the_grown_model_and_exits_130() {
     let bytes = std::fs::read(p("fw.safetensors")).unwrap();
     assert!(String::from_utf8_lossy(&bytes).contains("interrupted after"));
 }
+
+#[test]
+fn sigint_during_fvbm_pcd_writes_the_last_good_model_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    boltzkit()
+        .args([
+            "gen",
+            "ising",
+            "--rows",
+            "3",
+            "--cols",
+            "3",
+            "--coupling",
+            "0.5",
+        ])
+        .args(["--samples", "500", "--seed", "1", "-q", "-o", &p("x.npy")])
+        .assert()
+        .success();
+    let child = Command::new(assert_cmd::cargo::cargo_bin("boltzkit"))
+        .args(["fvbm", "fit", "--algo", "pcd", "--data", &p("x.npy")])
+        .args([
+            "--updates",
+            "1000000000",
+            "--seed",
+            "2",
+            "-o",
+            &p("m.safetensors"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // the handler is installed before the first update; the run takes hours if not stopped
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("wrote the last good model to"), "{stderr}");
+    boltzkit()
+        .args([
+            "fvbm",
+            "eval",
+            "--model",
+            &p("m.safetensors"),
+            "--data",
+            &p("x.npy"),
+        ])
+        .assert()
+        .success();
+}

@@ -12,7 +12,8 @@ use crate::plot::{chart_panels, Chart, Series};
 use crate::Progress;
 use anyhow::Context;
 use boltzkit::estimate::stats::mean;
-use boltzkit::fvbm::{bslm, exact, inference, Convention, Fvbm, MpleParams, StopReason};
+use boltzkit::fit::Learner;
+use boltzkit::fvbm::{exact, inference, Convention, Fvbm, MpleParams, StopReason};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use serde::Serialize;
 use std::path::Path;
@@ -82,7 +83,7 @@ pub fn run_one(d: usize, rep: usize, n: usize, tau: f64, seed: u64) -> anyhow::R
         // first-order stop
         ..MpleParams::paper()
     };
-    let fit = bslm::fit(&data, &params)?;
+    let fit = params.check()?.fit(&data)?;
     let (t, e) = (truth.theta(), fit.model.theta());
     let mse = t.iter().zip(&e).map(|(a, b)| (a - b).powi(2)).sum::<f64>() / t.len() as f64;
     let Some((exists, existence_seconds)) = fit

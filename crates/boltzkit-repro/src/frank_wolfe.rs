@@ -18,11 +18,12 @@ use anyhow::Context;
 use boltzkit::classify::{LogisticParams, LogisticRegression};
 use boltzkit::data::{read_dataset, Binarize, Dataset, ReadOptions};
 use boltzkit::estimate::Method;
+use boltzkit::fit::{Control, Observer};
 use boltzkit::io::{write_atomic, MetricLog, MetricRecord};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::features::hidden_features;
 use boltzkit::rbm::frank_wolfe::{
-    mean_log_unnormalized, FrankWolfe, FwFit, FwObserver, FwParams, FwProgress, SizeEvaluation,
+    mean_log_unnormalized, FrankWolfe, FwFit, FwParams, FwProgress, SizeEvaluation,
 };
 use boltzkit::rbm::loglik::{average_log_likelihood, LogLikParams};
 use boltzkit::rbm::train::{Algorithm, GapEarlyStop, TrainParams, Trainer};
@@ -127,8 +128,8 @@ struct Snapshots {
     models: Rc<RefCell<BTreeMap<usize, (Rbm, f64)>>>,
 }
 
-impl FwObserver for Snapshots {
-    fn observe(&mut self, p: &mut FwProgress<'_>) -> boltzkit::Result<()> {
+impl<'p> Observer<FwProgress<'p>> for Snapshots {
+    fn observe(&mut self, p: &mut FwProgress<'p>) -> boltzkit::Result<Control> {
         let u = p.model.n_units();
         if self.sizes.contains(&u) && p.model.is_standard() {
             self.models
@@ -136,7 +137,7 @@ impl FwObserver for Snapshots {
                 .entry(u)
                 .or_insert((p.model.to_rbm()?, p.wall_s));
         }
-        Ok(())
+        Ok(Control::Continue)
     }
 }
 
@@ -214,10 +215,10 @@ impl AisTest {
 /// At every size evaluation of a standard model: `test_ll`, `test_ll_se`, `test_log_z`.
 pub struct AisObserver(pub AisTest);
 
-impl FwObserver for AisObserver {
-    fn observe(&mut self, p: &mut FwProgress<'_>) -> boltzkit::Result<()> {
+impl<'p> Observer<FwProgress<'p>> for AisObserver {
+    fn observe(&mut self, p: &mut FwProgress<'p>) -> boltzkit::Result<Control> {
         if !p.evaluation || !p.model.is_standard() {
-            return Ok(());
+            return Ok(Control::Continue);
         }
         let (ll, se, log_z) = self
             .0
@@ -225,7 +226,7 @@ impl FwObserver for AisObserver {
         p.metrics.insert("test_ll".into(), ll);
         p.metrics.insert("test_ll_se".into(), se);
         p.metrics.insert("test_log_z".into(), log_z);
-        Ok(())
+        Ok(Control::Continue)
     }
 }
 
@@ -233,8 +234,8 @@ impl FwObserver for AisObserver {
 /// size-evaluation metrics when there are some.
 pub struct LogObserver(pub MetricLog);
 
-impl FwObserver for LogObserver {
-    fn observe(&mut self, p: &mut FwProgress<'_>) -> boltzkit::Result<()> {
+impl<'p> Observer<FwProgress<'p>> for LogObserver {
+    fn observe(&mut self, p: &mut FwProgress<'p>) -> boltzkit::Result<Control> {
         let r = p.iteration;
         let mut metrics: BTreeMap<String, f64> = p.metrics.clone();
         for (k, v) in [
@@ -256,15 +257,16 @@ impl FwObserver for LogObserver {
             epoch: r.units as u64,
             wall_s: p.wall_s,
             metrics,
-        })
+        })?;
+        Ok(Control::Continue)
     }
 }
 
 /// Units as the position of the progress, the gap and the test log-likelihood as its message.
 struct ProgressObserver<'p>(&'p dyn Progress);
 
-impl FwObserver for ProgressObserver<'_> {
-    fn observe(&mut self, p: &mut FwProgress<'_>) -> boltzkit::Result<()> {
+impl<'p> Observer<FwProgress<'p>> for ProgressObserver<'_> {
+    fn observe(&mut self, p: &mut FwProgress<'p>) -> boltzkit::Result<Control> {
         self.0.set_position(p.model.n_units() as u64);
         if p.evaluation {
             let mut msg = String::new();
@@ -276,7 +278,7 @@ impl FwObserver for ProgressObserver<'_> {
             }
             self.0.message(&msg);
         }
-        Ok(())
+        Ok(Control::Continue)
     }
 }
 
@@ -662,7 +664,7 @@ fn run_dataset(
                 }
                 let out = trainer.run()?;
                 let secs = (t.elapsed().as_secs_f64(), out.record.epochs, lr);
-                let p = eval(&out.rbm, run, method, secs)?;
+                let p = eval(&out.model, run, method, secs)?;
                 if plan.lrs.len() > 1 {
                     let mut trial = p.clone();
                     trial.method = if method == "cd_fw" {
@@ -672,7 +674,7 @@ fn run_dataset(
                     };
                     trials.push(trial);
                 }
-                keep_best_on_validation(&mut best, p, out.rbm);
+                keep_best_on_validation(&mut best, p, out.model);
             }
             best.context("--lrs is empty")
         };

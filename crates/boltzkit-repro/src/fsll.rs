@@ -13,7 +13,8 @@ use boltzkit::data::synth::{BayesNet, Distribution, IsingGrid};
 use boltzkit::data::Dataset;
 use boltzkit::estimate::kl_divergence;
 use boltzkit::estimate::stats::median;
-use boltzkit::fsll::{fit_observed, FsllFit, FsllModel, FsllParams, TransformPath};
+use boltzkit::fit::{Control, Learner, Run};
+use boltzkit::fsll::{FsllFit, FsllModel, FsllParams, Progress as FsllProgress, TransformPath};
 use boltzkit::fvbm::{exact, mle, n_params, pcd};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use serde::Serialize;
@@ -71,15 +72,20 @@ fn fit_reported(
     params: &FsllParams,
     progress: &dyn Progress,
 ) -> anyhow::Result<FsllFit> {
-    fit_observed(data, params, |p| {
-        if p.iteration % 16 == 0 {
+    let run = Run::new().observe_every(
+        |p: &mut FsllProgress| {
             progress.message(&format!(
                 "learning FSLL: iteration {}, cost {:.5}, {} basis functions",
                 p.iteration, p.cost, p.n_basis
             ));
-        }
-    })
-    .context("learning the FSLL model")
+            Ok(Control::Continue)
+        },
+        16,
+    );
+    params
+        .check()?
+        .fit_with(data, run)
+        .context("learning the FSLL model")
 }
 
 /// One of the six datasets of Sec. 3.4.
@@ -240,7 +246,9 @@ pub fn run_row(
     for t in 0..trials {
         let (truth, data) = row.generate(seed, t as u64)?;
         progress.message(&format!("{} trial {t}", row.name()));
-        let fit = fit_observed(&data, params, |_| {})
+        let fit = params
+            .check()?
+            .fit(&data)
             .context("learning the FSLL model")
             .with_context(|| format!("learning {} (trial {t})", row.name()))?;
         let out = outcome(&fit, Some(truth.probs()))?;
@@ -416,7 +424,9 @@ pub fn run_bm_row(
         let (truth, data) = row.generate(seed, t as u64)?;
         let (model, iterations, learn_s, stop) = match kind {
             BmKind::Di => {
-                let fit = mle::fit(&data, &mle::MleParams::default())
+                let fit = mle::MleParams::default()
+                    .check()
+                    .and_then(|l| l.fit(&data))
                     .with_context(|| format!("BM-DI on {} (trial {t})", row.name()))?;
                 (
                     fit.model,
@@ -430,7 +440,13 @@ pub fn run_bm_row(
             }
             BmKind::Pcd => {
                 let pcd_seed = derive_seed(seed, 7000 + 100 * row_index(row) + t as u64);
-                let fit = pcd::fit(&data, &pcd::PcdParams::default(), pcd_seed)
+                let params = pcd::PcdParams {
+                    seed: pcd_seed,
+                    ..Default::default()
+                };
+                let fit = params
+                    .check()
+                    .and_then(|l| l.fit(&data))
                     .with_context(|| format!("BM-PCD on {} (trial {t})", row.name()))?;
                 (
                     fit.model,

@@ -24,6 +24,7 @@ use crate::Progress;
 use boltzkit::data::synth::{BarsAndStripes, ShiftingBar};
 use boltzkit::data::{Binarize, Dataset};
 use boltzkit::estimate::stats::mean_sd_by_position;
+use boltzkit::fit::Control;
 use boltzkit::rbm::ais::{ais_log_partition, data_starts, reverse_ais_log_partition, AisSchedule};
 use boltzkit::rbm::file::save_rbm;
 use boltzkit::rbm::train::{
@@ -731,10 +732,10 @@ fn run_mnist(
                 progress.finish();
                 let trial = TrialCurve::of(&out, "test_atll");
                 // final estimates: the standard schedule, forward and reverse from test rows
-                let nfe = mean_neg_free_energy(&out.rbm, &test)?;
+                let nfe = mean_neg_free_energy(&out.model, &test)?;
                 let schedule = AisSchedule::standard();
                 let fwd = ais_log_partition(
-                    &out.rbm,
+                    &out.model,
                     &base_b,
                     &schedule,
                     plan.ais_chains,
@@ -742,7 +743,7 @@ fn run_mnist(
                 )?;
                 let starts = data_starts(&test, plan.ais_chains, derive_seed(init_seed, 4))?;
                 let rev = reverse_ais_log_partition(
-                    &out.rbm,
+                    &out.model,
                     &base_b,
                     &schedule,
                     &starts,
@@ -771,8 +772,8 @@ fn run_mnist(
                     meta.insert("final".into(), fin_text);
                     save_rbm(
                         &out_dir.join(format!("sdcp-mnist-{}-lr{lr}-t{t}.safetensors", c.name)),
-                        &out.rbm,
-                        out.offsets.as_ref(),
+                        &out.model,
+                        out.record.offsets.as_ref(),
                         &meta,
                     )?;
                 }
@@ -830,12 +831,12 @@ pub fn write_experiment(dir: &Path, report: &SdcpReport) -> anyhow::Result<()> {
 /// Advances the progress once per epoch.
 struct EpochTick<'p>(&'p dyn Progress);
 
-impl Observer for EpochTick<'_> {
-    fn observe(&mut self, p: &mut TrainProgress<'_>) -> boltzkit::Result<()> {
+impl<'p> Observer<TrainProgress<'p>> for EpochTick<'_> {
+    fn observe(&mut self, p: &mut TrainProgress<'p>) -> boltzkit::Result<Control> {
         if p.epoch > 0 {
             self.0.advance(1);
         }
-        Ok(())
+        Ok(Control::Continue)
     }
 }
 

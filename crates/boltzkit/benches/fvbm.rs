@@ -9,8 +9,9 @@
 //! check (the separation LP) out; it is timed on its own.
 
 use boltzkit::data::synth::IsingGrid;
+use boltzkit::fit::Learner;
 use boltzkit::fvbm::pseudo::PlData;
-use boltzkit::fvbm::{bslm, exact, mle, newton, separation, Convention, Fvbm, MpleParams};
+use boltzkit::fvbm::{exact, mle, newton, separation, Convention, Fvbm, MpleParams};
 use boltzkit::rng::rng_from_seed;
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -32,17 +33,23 @@ fn fvbm(c: &mut Criterion) {
         check_existence: false,
         ..Default::default()
     };
-    let sweeps = bslm::fit(&data, &params).unwrap().record.iterations;
+    let sweeps = params
+        .check()
+        .unwrap()
+        .fit(&data)
+        .unwrap()
+        .record
+        .iterations;
     eprintln!("BSLM d = {d}: {sweeps} sweeps per fit");
     g.bench_function("bslm_fit_d10_n16000", |b| {
-        b.iter(|| bslm::fit(&data, &params).unwrap())
+        b.iter(|| params.check().unwrap().fit(&data).unwrap())
     });
     let nparams = newton::NewtonParams {
         mple: params.clone(),
         ..Default::default()
     };
     g.bench_function("newton_fit_d10_n16000", |b| {
-        b.iter(|| newton::fit(&data, &nparams).unwrap())
+        b.iter(|| nparams.check().unwrap().fit(&data).unwrap())
     });
     let pl = PlData::new(&data, Convention::Spin).unwrap();
     g.bench_function("separation_lp_d10_n16000", |b| {
@@ -61,12 +68,18 @@ fn fvbm(c: &mut Criterion) {
         ..Default::default()
     };
     g.bench_function("bslm_20_sweeps_d20_n16000_distinct", |b| {
-        b.iter(|| bslm::fit(&wide_data, &twenty).unwrap())
+        b.iter(|| twenty.check().unwrap().fit(&wide_data).unwrap())
     });
     let grid = IsingGrid::ising5x4().distribution().unwrap();
     let ising = grid.sample(100_000, &mut rng_from_seed(1)).unwrap();
     g.bench_function("bm_di_ising5x4_n100000", |b| {
-        b.iter(|| mle::fit(&ising, &mle::MleParams::default()).unwrap())
+        b.iter(|| {
+            mle::MleParams::default()
+                .check()
+                .unwrap()
+                .fit(&ising)
+                .unwrap()
+        })
     });
     g.finish();
 }

@@ -5,7 +5,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`data`] | [`data::Dataset`], readers (npy, csv/tsv, IDX, amat; gzip), writers, generators |
-//! | [`fit`] | [`fit::StopReason`], the one stop vocabulary of every learner |
+//! | [`fit`] | the one fit shape: [`fit::Learner`] (checked settings that fit), [`fit::Fit`], [`fit::Run`] with [`fit::Observer`]s, [`fit::StopReason`] |
 //! | [`fsll`] | the full-span log-linear model and its greedy MDL learner (Takabatake & Akaho) |
 //! | [`fvbm`] | fully visible Boltzmann machines: exact engine, Gibbs, MPLE (BSLM, GA, Newton), sandwich SEs, exact MLE |
 //! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
@@ -16,8 +16,9 @@
 //! | [`rng`] | the one named generator and per-task seed derivation |
 //! | [`error`] | the one [`Error`] type |
 //!
-//! Data flows one way: a file or generator gives a `Dataset`; a learner takes it with its
-//! settings and returns a model plus a training record (why it stopped: [`fit::StopReason`]);
+//! Data flows one way: a file or generator gives a `Dataset`; a learner (a family's settings
+//! after `check()`, a [`fit::Learner`]) fits it and returns a [`fit::Fit`]: the model plus a
+//! serializable record (why it stopped: [`fit::StopReason`]);
 //! every model answers the same questions through [`model::Model`] (per-row log-probabilities,
 //! `ln Z` and likelihoods as an [`estimate::Estimate`], samples, files).
 //!
@@ -31,12 +32,13 @@
 //!
 //! ```
 //! use boltzkit::data::synth::IsingGrid;
-//! use boltzkit::fsll::{fit, FsllParams};
+//! use boltzkit::fit::Learner;
+//! use boltzkit::fsll::FsllParams;
 //! use boltzkit::model::{LogPartition, Model, Sampling};
 //! use boltzkit::rng::rng_from_seed;
 //! let truth = IsingGrid::new(3, 3, 0.5).distribution()?;
 //! let data = truth.sample(2000, &mut rng_from_seed(1))?;
-//! let model = fit(&data, &FsllParams::default())?.model;
+//! let model = FsllParams::default().check()?.fit(&data)?.model;
 //! let ll = model.log_likelihood(&data, &LogPartition::Exact)?;
 //! assert!(ll.is_exact() && ll.value < 0.0);
 //! let x = model.sample(10, &Sampling::Auto, &mut rng_from_seed(2))?;
@@ -48,12 +50,13 @@
 //! errors:
 //!
 //! ```
+//! use boltzkit::fit::Learner;
 //! use boltzkit::fvbm::{inference, newton, Convention, Fvbm};
 //! use boltzkit::model::{LogPartition, Model, Sampling};
 //! use boltzkit::rng::rng_from_seed;
 //! let truth = Fvbm::random(6, 0.3, Convention::Spin, &mut rng_from_seed(3))?;
 //! let data = truth.sample(4000, &Sampling::Auto, &mut rng_from_seed(4))?;
-//! let fit = newton::fit(&data, &newton::NewtonParams::default())?;
+//! let fit = newton::NewtonParams::default().check()?.fit(&data)?;
 //! let per_row = fit.model.log_probs(&data, &LogPartition::Exact)?.0;
 //! assert_eq!(per_row.len(), 4000);
 //! let se = inference::sandwich(&fit.model, &data, 0.0)?.std_error;
@@ -66,15 +69,14 @@
 //!
 //! ```
 //! use boltzkit::data::synth::BarsAndStripes;
+//! use boltzkit::fit::Learner;
 //! use boltzkit::model::{LogPartition, Model, Sampling};
-//! use boltzkit::rbm::train::{TrainParams, Trainer};
-//! use boltzkit::rbm::Rbm;
+//! use boltzkit::rbm::train::{RbmParams, TrainParams};
 //! use boltzkit::rng::rng_from_seed;
 //! let data = BarsAndStripes::new(3, false)?.dataset()?;
-//! let rbm = Rbm::init_from_data(&data, 6, 0.01, &mut rng_from_seed(1))?;
-//! let params = TrainParams::new().algorithm("pcd-1".parse()?).epochs(50)
+//! let train = TrainParams::new().algorithm("pcd-1".parse()?).epochs(50)
 //!     .full_batch().learning_rate(0.1).seed(5);
-//! let rbm = Trainer::new(rbm, &data, params)?.run()?.rbm;
+//! let rbm = RbmParams::new(6).train(train).check()?.fit(&data)?.model;
 //! let ll = rbm.log_likelihood(&data, &LogPartition::Auto)?; // exact: 6 hidden units
 //! assert!(ll.is_exact());
 //! let x = rbm.sample(20, &Sampling::Gibbs { steps: 100 }, &mut rng_from_seed(6))?;
@@ -86,11 +88,12 @@
 //!
 //! ```
 //! use boltzkit::data::synth::BarsAndStripes;
+//! use boltzkit::fit::Learner;
 //! use boltzkit::model::{LogPartition, Model};
-//! use boltzkit::rbm::frank_wolfe::{FrankWolfe, FwParams};
+//! use boltzkit::rbm::frank_wolfe::FwParams;
 //! let data = BarsAndStripes::new(3, false)?.dataset()?;
 //! let params = FwParams::new().max_units(3).samples(200).eval_every(0).seed(1);
-//! let fit = FrankWolfe::new(&data, params)?.run()?;
+//! let fit = params.check()?.fit(&data)?;
 //! assert_eq!(fit.model.n_units(), 3);
 //! let ll = fit.model.log_likelihood(&data, &LogPartition::Exact)?;
 //! assert!(ll.value.is_finite());

@@ -90,9 +90,61 @@ trait ModelLl {
 
 impl ModelLl for boltzkit::rbm::train::TrainOutcome {
     fn model_ll(&self, data: &Dataset) -> f64 {
-        self.rbm
+        self.model
             .log_likelihood(data, &LogPartition::Exact)
             .unwrap()
             .value
     }
+}
+
+/// The same estimator through the learner (`RbmParams` → `check` → `fit_update`), with an
+/// observer given as a closure that ends the run early with a typed reason.
+#[test]
+fn a_user_estimator_trains_through_the_learner_and_a_closure_stops_it() {
+    use boltzkit::fit::{Control, Count, Run};
+    use boltzkit::rbm::train::{Progress, RbmParams};
+    let data = BarsAndStripes::new(3, false).unwrap().dataset().unwrap();
+    let learner = RbmParams::new(4)
+        .weight_sd(0.3)
+        .train(
+            TrainParams::new()
+                .epochs(30)
+                .full_batch()
+                .learning_rate(1.0)
+                .seed(3),
+        )
+        .check()
+        .unwrap();
+    let rbm = learner.init(&data).unwrap();
+    let estimator = ExactGradientEstimator {
+        data: data.clone(),
+        calls: 0,
+    };
+    let stop_at_12 = |p: &mut Progress<'_>| {
+        Ok(if p.epoch == 12 {
+            Control::Stop(StopReason::EarlyStopped {
+                after: Count::epochs(p.epoch),
+                detail: "enough".into(),
+            })
+        } else {
+            Control::Continue
+        })
+    };
+    let run = Run::new().observe_every(stop_at_12, 4);
+    let out = learner.fit_update(rbm, &data, estimator, run).unwrap();
+    assert_eq!(
+        out.record.stop,
+        StopReason::EarlyStopped {
+            after: Count::epochs(12),
+            detail: "enough".into()
+        }
+    );
+    assert_eq!((out.record.epochs, out.record.steps), (12, 12));
+    let calls: Vec<f64> = out
+        .record
+        .history
+        .iter()
+        .map(|r| r.metrics["user_calls"])
+        .collect();
+    assert_eq!(calls, vec![0.0, 4.0, 8.0, 12.0]);
 }

@@ -240,6 +240,7 @@ impl FitArgs {
                 .with_context(|| format!("writing the model to {}", path.display()))?;
             summary.set("output", path.display().to_string());
         }
+        crate::interrupt::interrupted_after(&fit.record.stop, self.output.as_deref())?;
         summary.emit(&self.common)
     }
 }

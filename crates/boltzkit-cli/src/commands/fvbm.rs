@@ -4,13 +4,15 @@ use crate::args::{BinarizeArgs, CommonArgs};
 use crate::commands::fsll::{binarize_seed, load_data, load_truth};
 use crate::exit::UsageError;
 use crate::guard;
+use crate::interrupt::interrupted_after;
 use crate::progress;
 use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::data::synth::{sample_states_memory, table_memory};
 use boltzkit::data::{write_dataset, Binarize, Dataset};
+use boltzkit::fit::{Control, Learner, Run};
 use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
-use boltzkit::fvbm::{bslm, ga, inference, mle, newton, pcd, pseudo, Convention, Fvbm, MpleParams};
+use boltzkit::fvbm::{ga, inference, mle, newton, pcd, pseudo, Convention, Fvbm, MpleParams};
 use boltzkit::model::{ExactTask, Model, Sampler, Sampling};
 use boltzkit::rng::{derive_seed, rng_from_seed, BkRng};
 use clap::{Args, Subcommand, ValueEnum};
@@ -400,26 +402,37 @@ impl FitArgs {
             .set("convention", conv.name());
 
         let spin = progress::spinner("fitting", self.common.quiet);
-        let observe = |p: &boltzkit::fvbm::Progress| {
+        let interrupt = crate::interrupt::flag();
+        let mut show = |p: &mut boltzkit::fvbm::Progress| {
             spin.set_message(format!("sweep {}  log-PL {:.6}", p.iteration, p.objective));
+            Ok(Control::Continue)
         };
-        let (model, settings) = match self.algo {
+        let (model, settings, stop) = match self.algo {
             AlgoArg::Bslm | AlgoArg::Ga | AlgoArg::Newton => {
                 let fit = match self.algo {
-                    AlgoArg::Bslm => bslm::fit_observed(&data, &mple, observe)?,
+                    AlgoArg::Bslm => mple.check()?.fit_with(
+                        &data,
+                        Run::new().observe(&mut show).interrupt(interrupt.clone()),
+                    )?,
                     AlgoArg::Ga => {
                         let p = ga::GaParams {
                             step: self.mu,
                             mple: mple.clone(),
                         };
-                        ga::fit_observed(&data, &p, observe)?
+                        p.check()?.fit_with(
+                            &data,
+                            Run::new().observe(&mut show).interrupt(interrupt.clone()),
+                        )?
                     }
                     _ => {
                         let p = newton::NewtonParams {
                             mple: mple.clone(),
                             ..Default::default()
                         };
-                        newton::fit_observed(&data, &p, observe)?
+                        p.check()?.fit_with(
+                            &data,
+                            Run::new().observe(&mut show).interrupt(interrupt.clone()),
+                        )?
                     }
                 };
                 let r = &fit.record;
@@ -451,7 +464,7 @@ impl FitArgs {
                 warn(&r.warnings, &self.common, &mut summary);
                 let settings = json!({"tau": tau, "grad_tol": grad_tol, "l2": self.l2, "mu": self.mu,
                     "max_iterations": self.max_iterations});
-                (fit.model, settings)
+                (fit.model, settings, fit.record.stop)
             }
             AlgoArg::Mle => {
                 let mut p = mle::MleParams {
@@ -460,7 +473,9 @@ impl FitArgs {
                     ..Default::default()
                 };
                 p.lbfgs.max_iterations = self.max_iterations;
-                let fit = mle::fit(&data, &p)?;
+                let fit = p
+                    .check()?
+                    .fit_with(&data, Run::new().interrupt(interrupt.clone()))?;
                 let r = &fit.record;
                 spin.finish_and_clear();
                 summary
@@ -470,7 +485,7 @@ impl FitArgs {
                     .set("final_gradient", r.final_gradient)
                     .set("learn_s", r.seconds);
                 let settings = json!({"l2": self.l2, "max_iterations": self.max_iterations});
-                (fit.model, settings)
+                (fit.model, settings, fit.record.stop)
             }
             AlgoArg::Pcd => {
                 let p = pcd::PcdParams {
@@ -480,11 +495,18 @@ impl FitArgs {
                     n_updates: self.updates,
                     l2: self.l2,
                     init: None,
+                    seed: seed.unwrap_or(0),
                 };
-                p.check()?;
+                let learner = p.check()?;
                 spin.finish_and_clear();
                 let bar = progress::bar(self.updates as u64, "updates", self.common.quiet);
-                let fit = pcd::fit_observed(&data, &p, seed.unwrap_or(0), |_| bar.inc(1))?;
+                let run = Run::new()
+                    .observe(|_: &mut pcd::PcdProgress<'_>| {
+                        bar.inc(1);
+                        Ok(Control::Continue)
+                    })
+                    .interrupt(interrupt.clone());
+                let fit = learner.fit_with(&data, run)?;
                 bar.finish_and_clear();
                 summary
                     .set("updates", fit.record.updates)
@@ -492,7 +514,7 @@ impl FitArgs {
                     .set("learn_s", fit.record.seconds);
                 let settings = json!({"learning_rate": self.learning_rate,
                     "chains": self.chains, "updates": self.updates, "l2": self.l2});
-                (fit.model, settings)
+                (fit.model, settings, fit.record.stop)
             }
         };
         if self.algo == AlgoArg::Mle || self.algo == AlgoArg::Pcd {
@@ -531,6 +553,7 @@ impl FitArgs {
                 .with_context(|| format!("writing the model to {}", path.display()))?;
             summary.set("output", path.display().to_string());
         }
+        interrupted_after(&stop, self.output.as_deref())?;
         summary.emit(&self.common)
     }
 }

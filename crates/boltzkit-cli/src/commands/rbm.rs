@@ -8,6 +8,7 @@ use crate::report::{f32_value, Summary};
 use anyhow::Context;
 use boltzkit::data::{write_dataset, Binarize, Dataset};
 use boltzkit::estimate::{Estimate, Method};
+use boltzkit::fit::{Control, Run};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
@@ -19,11 +20,12 @@ use boltzkit::rbm::loglik::{
 use boltzkit::rbm::model::states_to_dataset;
 use boltzkit::rbm::train::early_stop::GapEarlyStop;
 use boltzkit::rbm::train::{
-    AisLogLikelihood, Algorithm, Checkpoint, ExactLogLikelihood, JsonlLog, LearningRate, Monitors,
-    Observer, Progress, StopReason, TrainParams, Trainer, MAX_EXACT_OBSERVER_UNITS,
+    AisLogLikelihood, Algorithm, CheckedRbmParams, Checkpoint, ExactLogLikelihood, JsonlLog,
+    LearningRate, Monitors, Observer, Progress, RbmParams, StopReason, TrainParams,
+    MAX_EXACT_OBSERVER_UNITS,
 };
 use boltzkit::rbm::{monitor, GibbsChains, Rbm};
-use boltzkit::rng::{derive_seed, rng_from_seed};
+use boltzkit::rng::derive_seed;
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
 use serde::Serialize;
@@ -409,15 +411,15 @@ fn check_vars(path: &Path, data: &Dataset, rbm: &Rbm) -> anyhow::Result<()> {
 /// Advances the epoch bar and shows the latest monitored log-likelihood.
 struct BarObserver(ProgressBar);
 
-impl Observer for BarObserver {
-    fn observe(&mut self, p: &mut Progress<'_>) -> boltzkit::Result<()> {
+impl<'p> Observer<Progress<'p>> for BarObserver {
+    fn observe(&mut self, p: &mut Progress<'p>) -> boltzkit::Result<Control> {
         if let Some(ll) = p.metrics.get("train_ll") {
             self.0.set_message(format!("ll {ll:.4}"));
         }
         if p.epoch > 0 {
             self.0.inc(1);
         }
-        Ok(())
+        Ok(Control::Continue)
     }
 }
 
@@ -482,7 +484,7 @@ impl FitArgs {
             })
             .momentum(self.momentum)
             .weight_decay(self.weight_decay)
-            .seed(derive_seed(seed, 1));
+            .seed(seed);
         params = if self.batch_size == 0 {
             params.full_batch()
         } else {
@@ -553,7 +555,7 @@ impl FitArgs {
                 if h == 0 {
                     return Err(UsageError::new("--hidden must be at least 1").into());
                 }
-                Rbm::init_from_data(&data, h, 0.01, &mut rng_from_seed(derive_seed(seed, 0)))?
+                RbmParams::new(h).train(params).check()?.init(&data)?
             }
         };
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
@@ -576,11 +578,11 @@ impl FitArgs {
             .set("algo", algorithm.name());
 
         let every = self.eval_every;
-        let mut trainer = Trainer::new(rbm, &data, params)?;
+        let learner = RbmParams::new(nh).train(params).check()?;
+        let mut run: Run<'_, CheckedRbmParams> = Run::new();
         match eval {
             EvalArg::Exact => {
-                trainer =
-                    trainer.add_observer(ExactLogLikelihood::new("train_ll", data.clone()), every)
+                run = run.observe_every(ExactLogLikelihood::new("train_ll", data.clone()), every)
             }
             EvalArg::Ais | EvalArg::Bracket => {
                 let mut obs = AisLogLikelihood::new(
@@ -593,7 +595,7 @@ impl FitArgs {
                 if eval == EvalArg::Bracket {
                     obs = obs.bracket(Some(BRACKET_MONITOR_ROWS))?;
                 }
-                trainer = trainer.add_observer(obs, every);
+                run = run.observe_every(obs, every);
             }
             EvalArg::None => {}
         }
@@ -604,29 +606,29 @@ impl FitArgs {
             } else {
                 f64::MAX
             };
-            trainer = trainer.add_observer(GapEarlyStop::new(data.clone(), v.clone(), tol)?, every);
+            run = run.observe_every(GapEarlyStop::new(data.clone(), v.clone(), tol)?, every);
         }
         if self.monitors {
             let rows: Vec<usize> = (0..data.n_samples().min(MONITOR_ROWS)).collect();
-            trainer = trainer.add_observer(Monitors::new("train", data.select(&rows)?), every);
+            run = run.observe_every(Monitors::new("train", data.select(&rows)?), every);
         }
         if let Some(path) = &self.checkpoint {
             let meta = BTreeMap::from([
                 ("data_file".to_string(), self.data.display().to_string()),
                 ("seed".to_string(), seed.to_string()),
             ]);
-            trainer = trainer.add_observer(Checkpoint::new(path, meta), every);
+            run = run.observe_every(Checkpoint::new(path, meta), every);
         }
         if let Some(path) = &self.log {
             let log = JsonlLog::create(path)
                 .with_context(|| format!("creating the log {}", path.display()))?;
-            trainer = trainer.add_observer(log, every);
+            run = run.observe_every(log, every);
         }
         let bar = progress::bar(self.epochs as u64, "epochs", self.common.quiet);
-        trainer = trainer
-            .add_observer(BarObserver(bar.clone()), 1)
+        run = run
+            .observe(BarObserver(bar.clone()))
             .interrupt(crate::interrupt::flag());
-        let outcome = trainer.run()?;
+        let outcome = learner.fit_from(rbm, &data, run)?;
         bar.finish_and_clear();
         let record = &outcome.record;
 
@@ -651,7 +653,12 @@ impl FitArgs {
         meta.insert("data_sha256".into(), boltzkit::io::sha256_file(&self.data)?);
         meta.insert("epochs_done".into(), record.epochs.to_string());
         meta.insert("stop_reason".into(), record.stop.to_string());
-        write_model(&self.output, &outcome.rbm, outcome.offsets.as_ref(), &meta)?;
+        write_model(
+            &self.output,
+            &outcome.model,
+            outcome.record.offsets.as_ref(),
+            &meta,
+        )?;
 
         summary
             .set("epochs", record.epochs)
@@ -671,7 +678,7 @@ impl FitArgs {
         if small {
             summary.set(
                 "avg_log_likelihood",
-                exact::average_log_likelihood(&outcome.rbm, &data)?,
+                exact::average_log_likelihood(&outcome.model, &data)?,
             );
         }
         summary

@@ -18,6 +18,7 @@ use super::transform::{backward, forward};
 use super::xor::{update_and_scan, XorUpdate};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::fit::{Count, Fit, Learner, Run};
 use crate::linalg::exp_normalize;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -64,9 +65,20 @@ impl Default for FsllParams {
     }
 }
 
+/// [`FsllParams`] checked by [`FsllParams::check`]: the FSLL learner ([`Learner`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedFsllParams(FsllParams);
+
+impl CheckedFsllParams {
+    /// The settings.
+    pub fn get(&self) -> &FsllParams {
+        &self.0
+    }
+}
+
 impl FsllParams {
-    /// Checks every setting; the error names the field at fault.
-    pub fn check(&self) -> Result<()> {
+    /// Checks every setting (the error names the field at fault) and returns the learner.
+    pub fn check(&self) -> Result<CheckedFsllParams> {
         if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
             return Err(Error::param(
                 "epsilon",
@@ -79,7 +91,7 @@ impl FsllParams {
         if self.refresh_every == 0 {
             return Err(Error::param("refresh_every", "must be at least 1"));
         }
-        Ok(())
+        Ok(CheckedFsllParams(self.clone()))
     }
 }
 
@@ -108,8 +120,9 @@ pub struct Step {
     pub theta: f64,
 }
 
-/// Why the learner stopped: [`StopReason::Converged`] (the best improvement fell below `ε`) or
-/// [`StopReason::MaxIterations`].
+/// Why the learner stopped: [`StopReason::Converged`] (the best improvement fell below `ε`),
+/// [`StopReason::MaxIterations`], or, from a [`Run`], an observer's reason or
+/// [`StopReason::Interrupted`].
 pub use crate::fit::StopReason;
 
 /// What happened during a fit.
@@ -161,16 +174,11 @@ impl FitRecord {
     }
 }
 
-/// A fitted model and its training record.
-#[derive(Debug, Clone)]
-pub struct FsllFit {
-    /// The learned model.
-    pub model: FsllModel,
-    /// How the fit went.
-    pub record: FitRecord,
-}
+/// A fitted FSLL model and its record.
+pub type FsllFit = Fit<FsllModel, FitRecord>;
 
-/// Progress reported to an observer after every iteration.
+/// What an observer sees after an iteration (FSLL observes after every `every`-th accepted
+/// step; the uniform start, with no step, is not observed).
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
     /// Iterations done.
@@ -183,24 +191,31 @@ pub struct Progress {
     pub step: Step,
 }
 
-/// Learns an FSLL model from data (Algorithm 1).
-///
-/// ```
-/// use boltzkit::data::Dataset;
-/// use boltzkit::fsll::{fit, FsllParams};
-/// use ndarray::array;
-/// // x1 copies x0: a second-order dependency the learner should find.
-/// let rows = array![[0u8, 0], [1, 1], [0, 0], [1, 1], [0, 0], [1, 1], [1, 1], [0, 0]];
-/// let data = Dataset::binary(rows).unwrap();
-/// let fit = fit(&data, &FsllParams::default()).unwrap();
-/// assert!(fit.model.basis().contains(&0b11));
-/// assert!(fit.record.final_cost < fit.record.initial_cost);
-/// ```
-pub fn fit(data: &Dataset, params: &FsllParams) -> Result<FsllFit> {
-    fit_observed(data, params, |_| {})
+impl Learner for CheckedFsllParams {
+    type Model = FsllModel;
+    type Record = FitRecord;
+    type Progress<'p> = Progress;
+
+    /// Learns an FSLL model from data (Algorithm 1).
+    ///
+    /// ```
+    /// use boltzkit::data::Dataset;
+    /// use boltzkit::fit::Learner;
+    /// use boltzkit::fsll::FsllParams;
+    /// use ndarray::array;
+    /// // x1 copies x0: a second-order dependency the learner should find.
+    /// let rows = array![[0u8, 0], [1, 1], [0, 0], [1, 1], [0, 0], [1, 1], [1, 1], [0, 0]];
+    /// let data = Dataset::binary(rows).unwrap();
+    /// let fit = FsllParams::default().check().unwrap().fit(&data).unwrap();
+    /// assert!(fit.model.basis().contains(&0b11));
+    /// assert!(fit.record.final_cost < fit.record.initial_cost);
+    /// ```
+    fn fit_with(&self, data: &Dataset, run: Run<'_, Self>) -> Result<FsllFit> {
+        learn(data, &self.0, run)
+    }
 }
 
-/// Bytes [`fit`] needs on data with these cardinalities and `n_samples` rows: three f64
+/// Bytes an FSLL fit needs on data with these cardinalities and `n_samples` rows: three f64
 /// tables over all |X| states (θ̄, d̄ and a scratch table) plus the empirical counts,
 /// saturating. 31 binary variables need 3 · 2^31 · 8 bytes = 48 GiB.
 pub fn fit_memory_estimate(cardinalities: &[u32], n_samples: u64) -> u64 {
@@ -209,13 +224,12 @@ pub fn fit_memory_estimate(cardinalities: &[u32], n_samples: u64) -> u64 {
         .saturating_add(n_samples.saturating_mul(16))
 }
 
-/// [`fit`] with an observer called after every iteration (progress bars, logs).
-pub fn fit_observed(
+/// Algorithm 1 with checked `params`.
+fn learn(
     data: &Dataset,
     params: &FsllParams,
-    mut observer: impl FnMut(&Progress),
+    mut run: Run<'_, CheckedFsllParams>,
 ) -> Result<FsllFit> {
-    params.check()?;
     data.require_nonempty()?;
     let start = Instant::now();
     let layout = Layout::new(data.cardinalities())?;
@@ -326,12 +340,25 @@ pub fn fit_observed(
             theta: new,
         };
         steps.push(step);
-        observer(&Progress {
+        let mut progress = Progress {
             iteration: iteration + 1,
             cost,
             n_basis: theta.len(),
             step,
-        });
+        };
+        if iteration == 0 {
+            run.start(&mut progress)?;
+        }
+        if let Some(why) = run.observe_at(iteration + 1, &mut progress)? {
+            stop = why;
+            break;
+        }
+        if run.interrupted() {
+            stop = StopReason::Interrupted {
+                after: Count::iterations(iteration + 1),
+            };
+            break;
+        }
     }
 
     // Final exact figures.
@@ -340,22 +367,29 @@ pub fn fit_observed(
     let final_cost = exact.cost(&emp, penalty_sum);
     max_cost_drift = max_cost_drift.max((final_cost - cost).abs());
     let model = FsllModel::new(layout.cardinalities(), theta.into_iter().collect())?;
-    Ok(FsllFit {
-        model,
-        record: FitRecord {
-            iterations: steps.len(),
-            steps,
-            initial_cost,
-            final_cost,
-            kl_data: final_cost - penalty_sum,
-            stop,
-            path,
-            degenerate_duals,
-            max_cost_drift,
-            n_samples: emp.n,
-            seconds: start.elapsed().as_secs_f64(),
-        },
-    })
+    let record = FitRecord {
+        iterations: steps.len(),
+        steps,
+        initial_cost,
+        final_cost,
+        kl_data: final_cost - penalty_sum,
+        stop,
+        path,
+        degenerate_duals,
+        max_cost_drift,
+        n_samples: emp.n,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    if let Some(&step) = record.steps.last() {
+        let mut last = Progress {
+            iteration: record.iterations,
+            cost: record.final_cost,
+            n_basis: model.n_basis(),
+            step,
+        };
+        run.finish(&mut last, &record.stop)?;
+    }
+    Ok(Fit { model, record })
 }
 
 fn atanh(t: f64) -> f64 {

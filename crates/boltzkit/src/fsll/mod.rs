@@ -21,7 +21,7 @@ pub mod xor;
 pub use basis::{Layout, LocalBasis};
 pub use file::FORMAT;
 pub use learn::{
-    fit, fit_memory_estimate, fit_observed, FitRecord, FsllFit, FsllParams, Progress, Step,
+    fit_memory_estimate, CheckedFsllParams, FitRecord, FsllFit, FsllParams, Progress, Step,
     StepKind, StopReason, TransformPath,
 };
 pub use model::FsllModel;

@@ -2,13 +2,20 @@
 //! both update paths agreeing, degenerate data.
 
 use super::basis::Layout;
-use super::learn::{fit, fit_observed, FsllParams, StepKind, TransformPath};
+use super::learn::{FsllFit, FsllParams, Progress, StepKind, TransformPath};
+use crate::fit::{Control, Learner, Run};
+
 use super::model::FsllModel;
 use super::penalty::Penalty;
 use super::scan::{append_delta, append_lower_bound, kl_change};
 use super::transform::dense_forward;
 use crate::data::Dataset;
 use crate::rng::rng_from_seed;
+
+/// Checks `params` and fits `data`.
+fn fit(data: &Dataset, params: &FsllParams) -> crate::Result<FsllFit> {
+    params.check()?.fit(data)
+}
 use ndarray::Array2;
 use rand::Rng;
 
@@ -177,7 +184,7 @@ fn check_monotone(cards: &[u32], path: TransformPath, seed: u64) {
     };
     let mut terms = std::collections::BTreeMap::new();
     let mut costs = vec![brute_cost(&FsllModel::uniform(cards).unwrap(), &data)];
-    let fit = fit_observed(&data, &params, |p| {
+    let run = Run::new().observe(|p: &mut Progress| {
         if p.step.kind == StepKind::Remove {
             terms.remove(&p.step.index);
         } else {
@@ -185,8 +192,9 @@ fn check_monotone(cards: &[u32], path: TransformPath, seed: u64) {
         }
         let m = FsllModel::new(cards, terms.clone().into_iter().collect()).unwrap();
         costs.push(brute_cost(&m, &data));
-    })
-    .unwrap();
+        Ok(Control::Continue)
+    });
+    let fit = params.check().unwrap().fit_with(&data, run).unwrap();
     assert!(
         fit.record.iterations >= 3,
         "learned too little: {}",

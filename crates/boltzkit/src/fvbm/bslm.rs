@@ -30,10 +30,13 @@
 
 use super::convention::Convention;
 use super::model::{n_params, Fvbm};
-use super::mple::{drive, prepare, Algorithm, FvbmFit, MpleParams, Progress, Solver, Step};
+use super::mple::{
+    drive, prepare, Algorithm, FvbmFit, Hooks, MpleParams, MpleRecord, Progress, Solver, Step,
+};
 use super::pseudo::PlData;
 use crate::data::Dataset;
 use crate::error::Result;
+use crate::fit::{Learner, Run};
 use kernels::{Next, Pair, LANES};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -49,41 +52,43 @@ pub const REFRESH_EVERY: usize = 64;
 /// Most units whose objective factors (in `[½, 2]`) are multiplied before a logarithm.
 const PRODUCT_UNITS: usize = 512;
 
-/// Fits an FVBM by BSLM (MPLE), from [`MpleParams::init`] (or `θ = 0`) until first-order
-/// optimality (the default, [`super::mple::DEFAULT_GRAD_TOL`]) or, with
-/// [`MpleParams::paper`], until the objective gains less than `τ` in a sweep.
-///
-/// ```
-/// use boltzkit::fvbm::{bslm, exact, Convention, Fvbm, MpleParams};
-/// use boltzkit::rng::rng_from_seed;
-/// let truth = Fvbm::random(4, 0.5, Convention::Spin, &mut rng_from_seed(0))?;
-/// let data = exact::sample(&truth, 2000, &mut rng_from_seed(1))?;
-/// let fit = bslm::fit(&data, &MpleParams::default())?;
-/// assert!(fit.record.is_monotone());
-/// assert!(fit.record.final_objective() > fit.record.objective[0]);
-/// # Ok::<(), boltzkit::Error>(())
-/// ```
-pub fn fit(data: &Dataset, params: &MpleParams) -> Result<FvbmFit> {
-    fit_observed(data, params, |_| {})
+/// [`BslmParams`] (= [`MpleParams`]) checked by [`MpleParams::check`]: the BSLM learner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedBslmParams(pub(super) MpleParams);
+
+impl CheckedBslmParams {
+    /// The settings.
+    pub fn get(&self) -> &MpleParams {
+        &self.0
+    }
 }
 
-/// [`fit`] with an observer called after every sweep.
-pub fn fit_observed(
-    data: &Dataset,
-    params: &MpleParams,
-    mut observer: impl FnMut(&Progress),
-) -> Result<FvbmFit> {
-    let start = Instant::now();
-    let (pl, init) = prepare(data, params)?;
-    fit_prepared(
-        &pl,
-        &init,
-        params,
-        1.0,
-        Algorithm::Bslm,
-        start,
-        &mut observer,
-    )
+impl Learner for CheckedBslmParams {
+    type Model = Fvbm;
+    type Record = MpleRecord;
+    type Progress<'p> = Progress;
+
+    /// Fits an FVBM by BSLM (MPLE), from [`MpleParams::init`] (or `θ = 0`) until first-order
+    /// optimality (the default, [`super::mple::DEFAULT_GRAD_TOL`]) or, with
+    /// [`MpleParams::paper`], until the objective gains less than `τ` in a sweep; observers
+    /// see every sweep.
+    ///
+    /// ```
+    /// use boltzkit::fit::Learner;
+    /// use boltzkit::fvbm::{exact, Convention, Fvbm, MpleParams};
+    /// use boltzkit::rng::rng_from_seed;
+    /// let truth = Fvbm::random(4, 0.5, Convention::Spin, &mut rng_from_seed(0))?;
+    /// let data = exact::sample(&truth, 2000, &mut rng_from_seed(1))?;
+    /// let fit = MpleParams::default().check()?.fit(&data)?;
+    /// assert!(fit.record.is_monotone());
+    /// assert!(fit.record.final_objective() > fit.record.objective[0]);
+    /// # Ok::<(), boltzkit::Error>(())
+    /// ```
+    fn fit_with(&self, data: &Dataset, mut run: Run<'_, Self>) -> Result<FvbmFit> {
+        let start = Instant::now();
+        let (pl, init) = prepare(data, &self.0)?;
+        fit_prepared(&pl, &init, &self.0, 1.0, Algorithm::Bslm, start, &mut run)
+    }
 }
 
 /// The sweep loop on prepared data, with step factor `step` (`μ`).
@@ -94,10 +99,10 @@ pub(crate) fn fit_prepared(
     step: f64,
     algorithm: Algorithm,
     start: Instant,
-    observer: &mut dyn FnMut(&Progress),
+    run: &mut dyn Hooks,
 ) -> Result<FvbmFit> {
     let mut sweeper = Sweeper::new(pl, init, step, params.l2)?;
-    drive(&mut sweeper, pl, params, algorithm, start, observer)
+    drive(&mut sweeper, pl, params, algorithm, start, run)
 }
 
 /// The blocked columns of one block of rows (see [`Sweeper`]).
@@ -481,6 +486,7 @@ mod tests {
     use super::super::exact;
     use super::super::mple::penalized_log_pl;
     use super::super::pseudo::{self, PlData};
+    use super::super::testutil;
     use super::super::StopReason;
     use super::*;
     use crate::rng::rng_from_seed;
@@ -566,7 +572,7 @@ mod tests {
                 max_iterations: 3000,
                 ..Default::default()
             };
-            let fit = fit(&data, &params).unwrap();
+            let fit = testutil::bslm(&data, &params).unwrap();
             let r = &fit.record;
             assert!(r.iterations >= 2, "seed {seed}: {} sweeps", r.iterations);
             for (s, w) in r.objective.windows(2).enumerate() {
@@ -721,7 +727,7 @@ mod tests {
                 "init",
             ),
         ] {
-            let e = fit(&data, &p).unwrap_err().to_string();
+            let e = testutil::bslm(&data, &p).unwrap_err().to_string();
             assert!(e.contains(field), "{e}");
         }
     }
@@ -733,7 +739,7 @@ mod tests {
     fn default_stop_reaches_the_newton_optimum() {
         let truth = Fvbm::random(10, 0.5, Convention::Spin, &mut rng_from_seed(21)).unwrap();
         let data = exact::sample(&truth, 16_000, &mut rng_from_seed(22)).unwrap();
-        let newton = super::super::newton::fit(
+        let newton = testutil::newton(
             &data,
             &super::super::newton::NewtonParams {
                 mple: MpleParams {
@@ -753,12 +759,12 @@ mod tests {
                 .map(|(a, b)| (a - b).abs())
                 .fold(0.0, f64::max)
         };
-        let ours = fit(&data, &MpleParams::default()).unwrap();
+        let ours = testutil::bslm(&data, &MpleParams::default()).unwrap();
         assert_eq!(ours.record.stop, StopReason::GradientTolerance);
         let gap = newton.record.final_objective() - ours.record.final_objective();
         assert!(distance(&ours.model) < 1e-4, "{}", distance(&ours.model));
         assert!(gap.abs() < 1e-6, "objective {gap} below Newton's");
-        let paper = fit(&data, &MpleParams::paper()).unwrap();
+        let paper = testutil::bslm(&data, &MpleParams::paper()).unwrap();
         assert_eq!(paper.record.stop, StopReason::Converged);
         assert!(
             distance(&paper.model) > 100.0 * distance(&ours.model),

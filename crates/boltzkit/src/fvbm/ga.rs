@@ -8,9 +8,11 @@
 //! the fit stops at the first decrease.
 
 use super::bslm::fit_prepared;
-use super::mple::{prepare, Algorithm, FvbmFit, MpleParams, Progress};
+use super::model::Fvbm;
+use super::mple::{prepare, Algorithm, FvbmFit, MpleParams, MpleRecord, Progress};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::fit::{Learner, Run};
 use std::time::Instant;
 
 /// Settings of gradient ascent.
@@ -31,68 +33,79 @@ impl Default for GaParams {
     }
 }
 
+/// [`GaParams`] checked by [`GaParams::check`]: the gradient-ascent MPLE learner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedGaParams(GaParams);
+
+impl CheckedGaParams {
+    /// The settings.
+    pub fn get(&self) -> &GaParams {
+        &self.0
+    }
+}
+
 impl GaParams {
-    /// Checks every setting; the error names the field at fault.
-    pub fn check(&self) -> Result<()> {
+    /// Checks every setting (the error names the field at fault) and returns the learner.
+    pub fn check(&self) -> Result<CheckedGaParams> {
         if !(self.step.is_finite() && self.step > 0.0) {
             return Err(Error::param(
                 "step",
                 format!("must be a finite number > 0, got {}", self.step),
             ));
         }
-        self.mple.check()
+        self.mple.validate()?;
+        Ok(CheckedGaParams(self.clone()))
     }
 }
 
-/// Fits an FVBM by gradient ascent with step `μ` (MPLE).
-///
-/// ```
-/// use boltzkit::fvbm::{exact, ga, Convention, Fvbm};
-/// use boltzkit::rng::rng_from_seed;
-/// let truth = Fvbm::random(4, 0.5, Convention::Spin, &mut rng_from_seed(0))?;
-/// let data = exact::sample(&truth, 2000, &mut rng_from_seed(1))?;
-/// let fit = ga::fit(&data, &ga::GaParams { step: 0.5, ..Default::default() })?;
-/// assert!(fit.record.is_monotone() && fit.record.warnings.is_empty());
-/// # Ok::<(), boltzkit::Error>(())
-/// ```
-pub fn fit(data: &Dataset, params: &GaParams) -> Result<FvbmFit> {
-    fit_observed(data, params, |_| {})
-}
+impl Learner for CheckedGaParams {
+    type Model = Fvbm;
+    type Record = MpleRecord;
+    type Progress<'p> = Progress;
 
-/// [`fit`] with an observer called after every sweep.
-pub fn fit_observed(
-    data: &Dataset,
-    params: &GaParams,
-    mut observer: impl FnMut(&Progress),
-) -> Result<FvbmFit> {
-    let start = Instant::now();
-    params.check()?;
-    let (pl, init) = prepare(data, &params.mple)?;
-    let mut fit = fit_prepared(
-        &pl,
-        &init,
-        &params.mple,
-        params.step,
-        Algorithm::Ga,
-        start,
-        &mut observer,
-    )?;
-    if params.step > 1.0 {
-        fit.record.warnings.insert(
-            0,
-            format!(
-                "gradient ascent with step μ = {} > 1 is not guaranteed to increase the \
-                 pseudo-likelihood (Sec. 4 of Nguyen & Wood); μ ≤ 1 is",
-                params.step
-            ),
-        );
+    /// Fits an FVBM by gradient ascent with step `μ` (MPLE); observers see every sweep.
+    ///
+    /// ```
+    /// use boltzkit::fit::Learner;
+    /// use boltzkit::fvbm::{exact, ga, Convention, Fvbm};
+    /// use boltzkit::rng::rng_from_seed;
+    /// let truth = Fvbm::random(4, 0.5, Convention::Spin, &mut rng_from_seed(0))?;
+    /// let data = exact::sample(&truth, 2000, &mut rng_from_seed(1))?;
+    /// let fit = ga::GaParams { step: 0.5, ..Default::default() }.check()?.fit(&data)?;
+    /// assert!(fit.record.is_monotone() && fit.record.warnings.is_empty());
+    /// # Ok::<(), boltzkit::Error>(())
+    /// ```
+    fn fit_with(&self, data: &Dataset, mut run: Run<'_, Self>) -> Result<FvbmFit> {
+        let start = Instant::now();
+        let params = &self.0;
+        let (pl, init) = prepare(data, &params.mple)?;
+        let mut fit = fit_prepared(
+            &pl,
+            &init,
+            &params.mple,
+            params.step,
+            Algorithm::Ga,
+            start,
+            &mut run,
+        )?;
+        if params.step > 1.0 {
+            fit.record.warnings.insert(
+                0,
+                format!(
+                    "gradient ascent with step μ = {} > 1 is not guaranteed to increase the \
+                     pseudo-likelihood (Sec. 4 of Nguyen & Wood); μ ≤ 1 is",
+                    params.step
+                ),
+            );
+        }
+        Ok(fit)
     }
-    Ok(fit)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{bslm, exact, Convention, Fvbm, StopReason};
+    use super::super::testutil;
+    use super::super::{exact, Convention, Fvbm, StopReason};
     use super::*;
     use crate::rng::rng_from_seed;
 
@@ -101,8 +114,8 @@ mod tests {
         let truth = Fvbm::random(4, 0.5, Convention::Spin, &mut rng_from_seed(3)).unwrap();
         let data = exact::sample(&truth, 800, &mut rng_from_seed(4)).unwrap();
         let mple = MpleParams::paper();
-        let a = bslm::fit(&data, &mple).unwrap();
-        let b = fit(
+        let a = testutil::bslm(&data, &mple).unwrap();
+        let b = testutil::ga(
             &data,
             &GaParams {
                 step: 1.0,
@@ -114,7 +127,7 @@ mod tests {
         assert_eq!(a.record.objective, b.record.objective);
         assert_eq!(b.record.algorithm, Algorithm::Ga);
         // A smaller step is slower but still monotone.
-        let c = fit(
+        let c = testutil::ga(
             &data,
             &GaParams {
                 step: 0.3,
@@ -125,7 +138,7 @@ mod tests {
         assert!(c.record.is_monotone());
         assert!(c.record.iterations > a.record.iterations);
         // μ = 3 overshoots: warned, and it stops at the first decrease.
-        let d = fit(
+        let d = testutil::ga(
             &data,
             &GaParams {
                 step: 3.0,
@@ -145,7 +158,7 @@ mod tests {
         let at = crate::fvbm::pseudo::log_pl(&d.model, &pl).unwrap();
         let t = &d.record.objective;
         assert!((at - t[t.len() - 2]).abs() < 1e-9 * at.abs());
-        let e = fit(&data, &GaParams { step: 0.0, mple }).unwrap_err();
+        let e = testutil::ga(&data, &GaParams { step: 0.0, mple }).unwrap_err();
         assert!(e.to_string().contains("step"));
     }
 }

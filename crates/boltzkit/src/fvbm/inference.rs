@@ -60,11 +60,12 @@ pub fn parameter_names(d: usize) -> Vec<String> {
 /// assumes the scores sum to zero.
 ///
 /// ```
+/// use boltzkit::fit::Learner;
 /// use boltzkit::fvbm::{exact, inference, newton, Convention, Fvbm};
 /// use boltzkit::rng::rng_from_seed;
 /// let truth = Fvbm::random(4, 0.3, Convention::Spin, &mut rng_from_seed(0))?;
 /// let data = exact::sample(&truth, 5000, &mut rng_from_seed(1))?;
-/// let fit = newton::fit(&data, &newton::NewtonParams::default())?;
+/// let fit = newton::NewtonParams::default().check()?.fit(&data)?;
 /// let inf = inference::sandwich(&fit.model, &data, 0.0)?;
 /// assert_eq!(inf.names[4], "m_1_2");
 /// assert!(inf.std_error.iter().all(|&s| s > 0.0 && s < 0.1));
@@ -189,6 +190,7 @@ fn erfc(x: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil;
     use super::super::{exact, newton, Convention, MpleParams};
     use super::*;
     use crate::rng::rng_from_seed;
@@ -212,7 +214,7 @@ mod tests {
     fn sandwich_matches_its_definition() {
         let truth = Fvbm::random(3, 0.4, Convention::Binary, &mut rng_from_seed(2)).unwrap();
         let data = exact::sample(&truth, 400, &mut rng_from_seed(3)).unwrap();
-        let fit = newton::fit(
+        let fit = testutil::newton(
             &data,
             &newton::NewtonParams {
                 mple: MpleParams {
@@ -277,7 +279,7 @@ mod tests {
         let (mut covered, mut total) = (0usize, 0usize);
         for rep in 0..60u64 {
             let data = exact::sample(&truth, 1500, &mut rng_from_seed(1000 + rep)).unwrap();
-            let fit = newton::fit(&data, &newton::NewtonParams::default()).unwrap();
+            let fit = testutil::newton(&data, &newton::NewtonParams::default()).unwrap();
             assert!(fit.record.runaway.is_none(), "replicate {rep}");
             let inf = sandwich(&fit.model, &data, 0.0).unwrap();
             for (a, &t0) in theta0.iter().enumerate() {

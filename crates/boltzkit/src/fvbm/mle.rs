@@ -10,10 +10,12 @@
 
 use super::convention::Convention;
 use super::exact;
-use super::lbfgs::{minimize, LbfgsParams, LbfgsStop};
+use super::lbfgs::{minimize_observed, LbfgsParams, LbfgsStop};
 use super::model::{check_data, n_params, Fvbm};
+use super::mple::Progress;
 use crate::data::Dataset;
 use crate::error::Result;
+use crate::fit::{Count, Fit, Learner, Run, StopReason};
 use std::time::Instant;
 
 /// Settings of the exact maximum-likelihood fit.
@@ -42,12 +44,24 @@ impl Default for MleParams {
     }
 }
 
+/// [`MleParams`] checked by [`MleParams::check`]: the exact maximum-likelihood learner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedMleParams(MleParams);
+
+impl CheckedMleParams {
+    /// The settings.
+    pub fn get(&self) -> &MleParams {
+        &self.0
+    }
+}
+
 impl MleParams {
-    /// Checks every setting; the error names the field at fault.
-    pub fn check(&self) -> Result<()> {
+    /// Checks every setting (the error names the field at fault) and returns the learner.
+    pub fn check(&self) -> Result<CheckedMleParams> {
         super::mple::nonneg("l2", self.l2)?;
         super::mple::check_init(self.init.as_ref(), self.convention)?;
-        self.lbfgs.check()
+        self.lbfgs.check()?;
+        Ok(CheckedMleParams(self.clone()))
     }
 }
 
@@ -72,14 +86,8 @@ pub struct MleRecord {
     pub seconds: f64,
 }
 
-/// A model fitted by exact maximum likelihood, with its record.
-#[derive(Debug, Clone)]
-pub struct MleFit {
-    /// The fitted model.
-    pub model: Fvbm,
-    /// How the fit went.
-    pub record: MleRecord,
-}
+/// A model fitted by exact maximum likelihood and its record.
+pub type MleFit = Fit<Fvbm, MleRecord>;
 
 /// The data's mean sufficient statistics `E_d[T]` in the layout of `θ`, and its entropy
 /// `H(p_d)` (nats).
@@ -118,20 +126,32 @@ fn data_statistics(data: &Dataset, conv: Convention) -> (Vec<f64>, f64) {
     (stats, entropy)
 }
 
-/// Fits an FVBM by exact maximum likelihood (BM-DI).
-///
-/// ```
-/// use boltzkit::fvbm::{exact, mle, Convention, Fvbm};
-/// use boltzkit::rng::rng_from_seed;
-/// let truth = Fvbm::random(5, 0.5, Convention::Binary, &mut rng_from_seed(0))?;
-/// let data = exact::sample(&truth, 3000, &mut rng_from_seed(1))?;
-/// let fit = mle::fit(&data, &mle::MleParams::default())?;
-/// assert!(fit.record.final_gradient < 1e-8);
-/// # Ok::<(), boltzkit::Error>(())
-/// ```
-pub fn fit(data: &Dataset, params: &MleParams) -> Result<MleFit> {
+impl Learner for CheckedMleParams {
+    type Model = Fvbm;
+    type Record = MleRecord;
+    type Progress<'p> = Progress;
+
+    /// Fits an FVBM by exact maximum likelihood (BM-DI).
+    ///
+    /// ```
+    /// use boltzkit::fit::Learner;
+    /// use boltzkit::fvbm::{exact, mle, Convention, Fvbm};
+    /// use boltzkit::rng::rng_from_seed;
+    /// let truth = Fvbm::random(5, 0.5, Convention::Binary, &mut rng_from_seed(0))?;
+    /// let data = exact::sample(&truth, 3000, &mut rng_from_seed(1))?;
+    /// let fit = mle::MleParams::default().check()?.fit(&data)?;
+    /// assert!(fit.record.final_gradient < 1e-8);
+    /// # Ok::<(), boltzkit::Error>(())
+    /// ```
+    /// Observers see every L-BFGS iteration (`objective` is the penalized KL, minimized).
+    fn fit_with(&self, data: &Dataset, mut run: Run<'_, Self>) -> Result<MleFit> {
+        fit(data, &self.0, &mut run)
+    }
+}
+
+/// The exact ML fit with checked `params`.
+fn fit(data: &Dataset, params: &MleParams, run: &mut Run<'_, CheckedMleParams>) -> Result<MleFit> {
     let start = Instant::now();
-    params.check()?;
     let d = data.n_vars();
     check_data(d, data, "mle::fit")?;
     data.require_nonempty()?;
@@ -150,10 +170,36 @@ pub fn fit(data: &Dataset, params: &MleParams) -> Result<MleFit> {
         }
         Ok(f)
     };
-    let r = minimize(objective, init.theta(), &params.lbfgs)?;
+    let mut previous = None;
+    let mut observe = |iteration: usize, f: f64| -> Result<Option<StopReason>> {
+        let mut progress = Progress {
+            iteration,
+            objective: f,
+            gain: previous.map_or(0.0, |p: f64| p - f),
+        };
+        previous = Some(f);
+        if iteration == 1 {
+            run.start(&mut progress)?;
+        }
+        if let Some(why) = run.observe_at(iteration, &mut progress)? {
+            return Ok(Some(why));
+        }
+        Ok(run.interrupted().then_some(StopReason::Interrupted {
+            after: Count::iterations(iteration),
+        }))
+    };
+    let r = minimize_observed(objective, init.theta(), &params.lbfgs, &mut observe)?;
     let model = Fvbm::from_theta(d, &r.x, conv)?;
     let penalty: f64 = 0.5 * l2 * r.x.iter().map(|t| t * t).sum::<f64>();
-    Ok(MleFit {
+    run.finish(
+        &mut Progress {
+            iteration: r.iterations,
+            objective: r.f,
+            gain: 0.0,
+        },
+        &r.stop,
+    )?;
+    Ok(Fit {
         model,
         record: MleRecord {
             iterations: r.iterations,
@@ -170,6 +216,7 @@ pub fn fit(data: &Dataset, params: &MleParams) -> Result<MleFit> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil;
     use super::*;
     use crate::data::synth::state_index;
     use crate::rng::rng_from_seed;
@@ -190,7 +237,7 @@ mod tests {
                 },
                 ..Default::default()
             };
-            let fit = fit(&data, &params).unwrap();
+            let fit = testutil::mle(&data, &params).unwrap();
             assert_eq!(fit.record.stop, LbfgsStop::GradientTolerance);
             // Moment matching, against moments computed here from the raw rows.
             let mom = exact::moments(&fit.model).unwrap();
@@ -255,14 +302,14 @@ mod tests {
             l2: 0.01,
             ..Default::default()
         };
-        let fit = fit(&data, &params).unwrap();
+        let fit = testutil::mle(&data, &params).unwrap();
         assert!(fit.record.final_gradient < 1e-8);
         assert!(fit.model.b()[1] > 1.0 && fit.model.b()[1].is_finite());
         let bad = MleParams {
             l2: -1.0,
             ..Default::default()
         };
-        assert!(super::fit(&data, &bad)
+        assert!(testutil::mle(&data, &bad)
             .unwrap_err()
             .to_string()
             .contains("l2"));
@@ -270,7 +317,7 @@ mod tests {
             init: Some(Fvbm::zeros(3, Convention::Spin).unwrap()),
             ..Default::default()
         };
-        assert!(super::fit(&data, &wrong)
+        assert!(testutil::mle(&data, &wrong)
             .unwrap_err()
             .to_string()
             .contains("init"));

@@ -14,6 +14,7 @@ use super::pseudo::{self, PlData};
 use super::separation::{self, runaway, Existence, Runaway, Snapshot};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::fit::{Count, Fit, Learner, Run};
 use std::time::Instant;
 
 /// Relative changes of the objective below this are round-off: they count as no change.
@@ -83,8 +84,15 @@ impl MpleParams {
         }
     }
 
+    /// Checks every setting (the error names the field at fault) and returns BSLM's learner
+    /// (these settings alone are [`BslmParams`]).
+    pub fn check(&self) -> Result<super::bslm::CheckedBslmParams> {
+        self.validate()?;
+        Ok(super::bslm::CheckedBslmParams(self.clone()))
+    }
+
     /// Checks every setting; the error names the field at fault.
-    pub fn check(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         nonneg("tau", self.tau)?;
         nonneg("grad_tol", self.grad_tol)?;
         nonneg("l2", self.l2)?;
@@ -181,15 +189,8 @@ impl MpleRecord {
     }
 }
 
-/// A fitted model and its record.
-#[derive(Debug, Clone)]
-pub struct FvbmFit {
-    /// The fitted model, in [`MpleParams::convention`]: the last iterate (the one before
-    /// a decrease, if the fit stopped on one).
-    pub model: Fvbm,
-    /// How the fit went.
-    pub record: MpleRecord,
-}
+/// A model fitted by maximum pseudo-likelihood and its record.
+pub type FvbmFit = Fit<Fvbm, MpleRecord>;
 
 /// Progress reported to an observer after every iteration.
 #[derive(Debug, Clone, Copy)]
@@ -295,7 +296,7 @@ pub(crate) fn drive(
     params: &MpleParams,
     algorithm: Algorithm,
     start: Instant,
-    observer: &mut dyn FnMut(&Progress),
+    run: &mut dyn Hooks,
 ) -> Result<FvbmFit> {
     let d = data.d();
     let n = data.n_samples() as f64;
@@ -340,11 +341,20 @@ pub(crate) fn drive(
         }
         let theta = here.theta.clone();
         before_current = Some(std::mem::replace(&mut current, here));
-        observer(&Progress {
+        if let Some(why) = run.observe(&mut Progress {
             iteration,
             objective: f,
             gain,
-        });
+        })? {
+            stop = why;
+            break;
+        }
+        if run.interrupted() {
+            stop = StopReason::Interrupted {
+                after: Count::iterations(iteration),
+            };
+            break;
+        }
         // Gains at the level of round-off count as zero: not a decrease, and below any τ > 0.
         let noise = ROUND_OFF * f.abs().max(1.0);
         let gain = if gain.abs() <= noise { 0.0 } else { gain };
@@ -418,7 +428,15 @@ pub(crate) fn drive(
         ),
         _ => {}
     }
-    Ok(FvbmFit {
+    run.finish(
+        &mut Progress {
+            iteration: iterations,
+            objective: last,
+            gain: 0.0,
+        },
+        &stop,
+    )?;
+    Ok(Fit {
         model,
         record: MpleRecord {
             algorithm,
@@ -438,10 +456,38 @@ pub(crate) fn drive(
     })
 }
 
+/// What the shared MPLE loop needs of a [`Run`]: its observers and interrupt, whatever the
+/// solver (BSLM, gradient ascent, Newton).
+pub(crate) trait Hooks {
+    /// The observers due at `progress.iteration`; `Some` ends the run with that reason.
+    fn observe(&mut self, progress: &mut Progress) -> Result<Option<StopReason>>;
+    /// Whether an interrupt was asked for.
+    fn interrupted(&self) -> bool;
+    /// Every observer's `finish`.
+    fn finish(&mut self, progress: &mut Progress, stop: &StopReason) -> Result<()>;
+}
+
+impl<L: for<'p> Learner<Progress<'p> = Progress> + ?Sized> Hooks for Run<'_, L> {
+    fn observe(&mut self, progress: &mut Progress) -> Result<Option<StopReason>> {
+        if progress.iteration == 1 {
+            self.start(progress)?;
+        }
+        self.observe_at(progress.iteration, progress)
+    }
+
+    fn interrupted(&self) -> bool {
+        Run::interrupted(self)
+    }
+
+    fn finish(&mut self, progress: &mut Progress, stop: &StopReason) -> Result<()> {
+        Run::finish(self, progress, stop)
+    }
+}
+
 /// Prepares data and the starting model for a fit: checks the settings, the data and the
 /// starting point.
 pub(crate) fn prepare(data: &Dataset, params: &MpleParams) -> Result<(PlData, Fvbm)> {
-    params.check()?;
+    params.validate()?;
     let pl = PlData::new(data, params.convention)?;
     let init = params.start(pl.d())?;
     Ok((pl, init))

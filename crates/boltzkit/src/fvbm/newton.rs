@@ -10,12 +10,15 @@
 
 use super::dense::{cholesky, cholesky_solve};
 use super::model::{n_params, Fvbm};
-use super::mple::{drive, prepare, Algorithm, FvbmFit, MpleParams, Progress, Solver, Step};
+use super::mple::{
+    drive, prepare, Algorithm, FvbmFit, MpleParams, MpleRecord, Progress, Solver, Step,
+};
 use super::pseudo::{
     fields, gradient_from_fields, hessian_from_fields, log_pl_from_fields, PlData,
 };
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::fit::{Learner, Run};
 use std::time::Instant;
 
 /// Settings of the Newton solver.
@@ -40,9 +43,20 @@ impl Default for NewtonParams {
     }
 }
 
+/// [`NewtonParams`] checked by [`NewtonParams::check`]: the damped-Newton MPLE learner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedNewtonParams(NewtonParams);
+
+impl CheckedNewtonParams {
+    /// The settings.
+    pub fn get(&self) -> &NewtonParams {
+        &self.0
+    }
+}
+
 impl NewtonParams {
-    /// Checks every setting; the error names the field at fault.
-    pub fn check(&self) -> Result<()> {
+    /// Checks every setting (the error names the field at fault) and returns the learner.
+    pub fn check(&self) -> Result<CheckedNewtonParams> {
         if !(self.armijo > 0.0 && self.armijo < 1.0) {
             return Err(Error::param(
                 "armijo",
@@ -52,43 +66,42 @@ impl NewtonParams {
         if self.max_backtracks == 0 {
             return Err(Error::param("max_backtracks", "must be at least 1"));
         }
-        self.mple.check()
+        self.mple.validate()?;
+        Ok(CheckedNewtonParams(self.clone()))
     }
 }
 
-/// Fits an FVBM by damped Newton (MPLE).
-///
-/// ```
-/// use boltzkit::fvbm::{exact, newton, Convention, Fvbm};
-/// use boltzkit::rng::rng_from_seed;
-/// let truth = Fvbm::random(5, 0.5, Convention::Spin, &mut rng_from_seed(0))?;
-/// let data = exact::sample(&truth, 5000, &mut rng_from_seed(1))?;
-/// let fit = newton::fit(&data, &newton::NewtonParams::default())?;
-/// assert!(fit.record.iterations < 20 && fit.record.final_gradient < 1e-6);
-/// # Ok::<(), boltzkit::Error>(())
-/// ```
-pub fn fit(data: &Dataset, params: &NewtonParams) -> Result<FvbmFit> {
-    fit_observed(data, params, |_| {})
-}
+impl Learner for CheckedNewtonParams {
+    type Model = Fvbm;
+    type Record = MpleRecord;
+    type Progress<'p> = Progress;
 
-/// [`fit`] with an observer called after every iteration.
-pub fn fit_observed(
-    data: &Dataset,
-    params: &NewtonParams,
-    mut observer: impl FnMut(&Progress),
-) -> Result<FvbmFit> {
-    let start = Instant::now();
-    params.check()?;
-    let (pl, init) = prepare(data, &params.mple)?;
-    let mut solver = NewtonSolver::new(&pl, &init, params)?;
-    drive(
-        &mut solver,
-        &pl,
-        &params.mple,
-        Algorithm::Newton,
-        start,
-        &mut observer,
-    )
+    /// Fits an FVBM by damped Newton (MPLE); observers see every iteration.
+    ///
+    /// ```
+    /// use boltzkit::fit::Learner;
+    /// use boltzkit::fvbm::{exact, newton, Convention, Fvbm};
+    /// use boltzkit::rng::rng_from_seed;
+    /// let truth = Fvbm::random(5, 0.5, Convention::Spin, &mut rng_from_seed(0))?;
+    /// let data = exact::sample(&truth, 5000, &mut rng_from_seed(1))?;
+    /// let fit = newton::NewtonParams::default().check()?.fit(&data)?;
+    /// assert!(fit.record.iterations < 20 && fit.record.final_gradient < 1e-6);
+    /// # Ok::<(), boltzkit::Error>(())
+    /// ```
+    fn fit_with(&self, data: &Dataset, mut run: Run<'_, Self>) -> Result<FvbmFit> {
+        let start = Instant::now();
+        let params = &self.0;
+        let (pl, init) = prepare(data, &params.mple)?;
+        let mut solver = NewtonSolver::new(&pl, &init, params)?;
+        drive(
+            &mut solver,
+            &pl,
+            &params.mple,
+            Algorithm::Newton,
+            start,
+            &mut run,
+        )
+    }
 }
 
 /// Newton decrements below this (relative to `|F|`) are taken as full steps without a line
@@ -217,7 +230,8 @@ impl Solver for NewtonSolver<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{bslm, exact, ga, Convention, StopReason};
+    use super::super::testutil;
+    use super::super::{exact, ga, Convention, StopReason};
     use super::*;
     use crate::rng::rng_from_seed;
 
@@ -245,7 +259,7 @@ mod tests {
                 init: Some(Fvbm::random(5, 0.5, conv, &mut rng_from_seed(33)).unwrap()),
                 check_existence: true,
             };
-            let nw = fit(
+            let nw = testutil::newton(
                 &data,
                 &NewtonParams {
                     mple: tight.clone(),
@@ -253,8 +267,8 @@ mod tests {
                 },
             )
             .unwrap();
-            let bs = bslm::fit(&data, &tight).unwrap();
-            let ga1 = ga::fit(
+            let bs = testutil::bslm(&data, &tight).unwrap();
+            let ga1 = testutil::ga(
                 &data,
                 &ga::GaParams {
                     step: 1.0,
@@ -262,7 +276,7 @@ mod tests {
                 },
             )
             .unwrap();
-            let ga_half = ga::fit(
+            let ga_half = testutil::ga(
                 &data,
                 &ga::GaParams {
                     step: 0.5,
@@ -306,7 +320,7 @@ mod tests {
     fn default_stopping_rule() {
         let truth = Fvbm::random(8, 0.5, Convention::Spin, &mut rng_from_seed(2)).unwrap();
         let data = exact::sample(&truth, 3000, &mut rng_from_seed(3)).unwrap();
-        let nw = fit(&data, &NewtonParams::default()).unwrap();
+        let nw = testutil::newton(&data, &NewtonParams::default()).unwrap();
         assert_eq!(nw.record.stop, StopReason::Converged);
         assert!(nw.record.iterations <= 12, "{}", nw.record.iterations);
         assert!(nw.record.final_gradient < 1e-5);
@@ -314,6 +328,9 @@ mod tests {
             armijo: 1.5,
             ..Default::default()
         };
-        assert!(fit(&data, &bad).unwrap_err().to_string().contains("armijo"));
+        assert!(testutil::newton(&data, &bad)
+            .unwrap_err()
+            .to_string()
+            .contains("armijo"));
     }
 }

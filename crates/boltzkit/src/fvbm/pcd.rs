@@ -13,6 +13,7 @@ use super::gibbs::GibbsChain;
 use super::model::{check_data, n_params, Fvbm};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::fit::{Count, Fit, Learner, Run, StopReason};
 use crate::rng::derive_rng;
 use rand::Rng;
 use std::time::Instant;
@@ -32,6 +33,9 @@ pub struct PcdParams {
     pub l2: f64,
     /// The starting point (`None`: `θ = 0`). Default `None`.
     pub init: Option<Fvbm>,
+    /// Seed of the chains' start and of the Gibbs draws: the result depends on it only.
+    /// Default 0.
+    pub seed: u64,
 }
 
 impl Default for PcdParams {
@@ -43,13 +47,25 @@ impl Default for PcdParams {
             n_updates: 10_000,
             l2: 0.0,
             init: None,
+            seed: 0,
         }
     }
 }
 
+/// [`PcdParams`] checked by [`PcdParams::check`]: the PCD learner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedPcdParams(PcdParams);
+
+impl CheckedPcdParams {
+    /// The settings.
+    pub fn get(&self) -> &PcdParams {
+        &self.0
+    }
+}
+
 impl PcdParams {
-    /// Checks every setting; the error names the field at fault.
-    pub fn check(&self) -> Result<()> {
+    /// Checks every setting (the error names the field at fault) and returns the learner.
+    pub fn check(&self) -> Result<CheckedPcdParams> {
         if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
             return Err(Error::param(
                 "learning_rate",
@@ -64,7 +80,7 @@ impl PcdParams {
         }
         super::mple::nonneg("l2", self.l2)?;
         super::mple::check_init(self.init.as_ref(), self.convention)?;
-        Ok(())
+        Ok(CheckedPcdParams(self.clone()))
     }
 }
 
@@ -73,6 +89,9 @@ impl PcdParams {
 pub struct PcdRecord {
     /// Updates done.
     pub updates: usize,
+    /// Why it stopped: [`StopReason::MaxEpochs`] (all updates done), an observer's reason or
+    /// [`StopReason::Interrupted`].
+    pub stop: StopReason,
     /// `max_a |E_d[T_a] − Ê_chains[T_a]|` at the last update.
     pub final_mismatch: f64,
     /// Number of samples.
@@ -82,12 +101,17 @@ pub struct PcdRecord {
 }
 
 /// A model fitted by PCD and its record.
-#[derive(Debug, Clone)]
-pub struct PcdFit {
-    /// The fitted model, in [`PcdParams::convention`].
-    pub model: Fvbm,
-    /// How the fit went.
-    pub record: PcdRecord,
+pub type PcdFit = Fit<Fvbm, PcdRecord>;
+
+/// What an observer of a PCD fit sees after an update.
+#[derive(Debug, Clone, Copy)]
+pub struct PcdProgress<'p> {
+    /// Updates done.
+    pub update: usize,
+    /// `max_a |E_d[T_a] − Ê_chains[T_a]|` of this update.
+    pub mismatch: f64,
+    /// The model after it.
+    pub model: &'p Fvbm,
 }
 
 /// Adds the sufficient statistics `T(x)` of the state `x` (values) to `acc`.
@@ -119,32 +143,34 @@ pub fn data_stats(data: &Dataset, conv: Convention) -> Vec<f64> {
     stats
 }
 
-/// Fits an FVBM by PCD; the chains start at uniformly random states drawn from `seed`, and
-/// the result depends on `seed` only.
-///
-/// ```
-/// use boltzkit::fvbm::{exact, pcd, Convention, Fvbm};
-/// use boltzkit::rng::rng_from_seed;
-/// let truth = Fvbm::random(4, 0.5, Convention::Spin, &mut rng_from_seed(0))?;
-/// let data = exact::sample(&truth, 2000, &mut rng_from_seed(1))?;
-/// let params = pcd::PcdParams { n_updates: 200, ..Default::default() };
-/// let fit = pcd::fit(&data, &params, 7)?;
-/// assert_eq!(fit.record.updates, 200);
-/// # Ok::<(), boltzkit::Error>(())
-/// ```
-pub fn fit(data: &Dataset, params: &PcdParams, seed: u64) -> Result<PcdFit> {
-    fit_observed(data, params, seed, |_| {})
+impl Learner for CheckedPcdParams {
+    type Model = Fvbm;
+    type Record = PcdRecord;
+    type Progress<'p> = PcdProgress<'p>;
+
+    /// Fits an FVBM by PCD; the chains start at uniformly random states drawn from
+    /// [`PcdParams::seed`], and the result depends on it only. Observers see every update.
+    ///
+    /// ```
+    /// use boltzkit::fit::Learner;
+    /// use boltzkit::fvbm::{exact, pcd, Convention, Fvbm};
+    /// use boltzkit::rng::rng_from_seed;
+    /// let truth = Fvbm::random(4, 0.5, Convention::Spin, &mut rng_from_seed(0))?;
+    /// let data = exact::sample(&truth, 2000, &mut rng_from_seed(1))?;
+    /// let params = pcd::PcdParams { n_updates: 200, seed: 7, ..Default::default() };
+    /// let fit = params.check()?.fit(&data)?;
+    /// assert_eq!(fit.record.updates, 200);
+    /// # Ok::<(), boltzkit::Error>(())
+    /// ```
+    fn fit_with(&self, data: &Dataset, mut run: Run<'_, Self>) -> Result<PcdFit> {
+        fit(data, &self.0, &mut run)
+    }
 }
 
-/// [`fit`] with an observer called after every update with the number of updates done.
-pub fn fit_observed(
-    data: &Dataset,
-    params: &PcdParams,
-    seed: u64,
-    mut observer: impl FnMut(usize),
-) -> Result<PcdFit> {
+/// The PCD loop with checked `params`.
+fn fit(data: &Dataset, params: &PcdParams, run: &mut Run<'_, CheckedPcdParams>) -> Result<PcdFit> {
+    let seed = params.seed;
     let start = Instant::now();
-    params.check()?;
     let d = data.n_vars();
     check_data(d, data, "pcd::fit")?;
     data.require_nonempty()?;
@@ -159,6 +185,8 @@ pub fn fit_observed(
     let mut chain_stats = vec![0.0; theta.len()];
     let mut mismatch = f64::INFINITY;
     let eta = params.learning_rate;
+    let mut updates = 0;
+    let mut stop = StopReason::MaxEpochs;
     for update in 0..params.n_updates {
         chain_stats.iter_mut().for_each(|s| *s = 0.0);
         for state in states.iter_mut() {
@@ -181,12 +209,39 @@ pub fn fit_observed(
             )));
         }
         model = Fvbm::from_theta(d, &theta, conv)?;
-        observer(update + 1);
+        updates = update + 1;
+        let mut progress = PcdProgress {
+            update: updates,
+            mismatch,
+            model: &model,
+        };
+        if updates == 1 {
+            run.start(&mut progress)?;
+        }
+        if let Some(why) = run.observe_at(updates, &mut progress)? {
+            stop = why;
+            break;
+        }
+        if run.interrupted() {
+            stop = StopReason::Interrupted {
+                after: Count::iterations(updates),
+            };
+            break;
+        }
     }
-    Ok(PcdFit {
+    run.finish(
+        &mut PcdProgress {
+            update: updates,
+            mismatch,
+            model: &model,
+        },
+        &stop,
+    )?;
+    Ok(Fit {
         model,
         record: PcdRecord {
-            updates: params.n_updates,
+            updates,
+            stop,
             final_mismatch: mismatch,
             n_samples: data.n_samples(),
             seconds: start.elapsed().as_secs_f64(),
@@ -196,6 +251,7 @@ pub fn fit_observed(
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil;
     use super::*;
     use crate::fvbm::exact;
     use crate::rng::rng_from_seed;
@@ -223,7 +279,7 @@ mod tests {
                 n_updates: 1500,
                 ..Default::default()
             };
-            let fit = fit(&data, &params, 11).unwrap();
+            let fit = testutil::pcd(&data, &params, 11).unwrap();
             let end = exact::moments(&fit.model).unwrap().sufficient_stats();
             let (before, after) = (max_gap(&start, &target), max_gap(&end, &target));
             assert!(
@@ -242,21 +298,21 @@ mod tests {
             n_chains: 10,
             ..Default::default()
         };
-        let a = fit(&data, &params, 5).unwrap();
-        let b = fit(&data, &params, 5).unwrap();
+        let a = testutil::pcd(&data, &params, 5).unwrap();
+        let b = testutil::pcd(&data, &params, 5).unwrap();
         assert_eq!(a.model, b.model);
         let bad = PcdParams {
             learning_rate: 0.0,
             ..params.clone()
         };
         assert!(matches!(
-            fit(&data, &bad, 5),
+            testutil::pcd(&data, &bad, 5),
             Err(Error::InvalidParam { .. })
         ));
         let bad = PcdParams {
             n_chains: 0,
             ..params
         };
-        assert!(fit(&data, &bad, 5).is_err());
+        assert!(testutil::pcd(&data, &bad, 5).is_err());
     }
 }

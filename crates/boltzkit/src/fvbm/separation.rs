@@ -448,7 +448,8 @@ pub(crate) fn runaway(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{bslm, exact, model::upper_index, newton, pseudo, MpleParams, StopReason};
+    use super::super::testutil;
+    use super::super::{exact, model::upper_index, newton, pseudo, MpleParams, StopReason};
     use super::*;
     use crate::data::Dataset;
     use crate::rng::rng_from_seed;
@@ -509,7 +510,7 @@ mod tests {
             check_existence: false,
             ..MpleParams::paper()
         };
-        newton::fit(
+        testutil::newton(
             data,
             &newton::NewtonParams {
                 mple,
@@ -524,7 +525,7 @@ mod tests {
     /// a finite point with `∇P_n ≈ 0` and every `y_q > 0` is Stiemke's certificate that no
     /// recession direction exists (for any `Δ` with `AΔ ≥ 0`, `yᵀAΔ = ∇P_nᵀΔ ≈ 0`).
     fn newton_certificate(data: &Dataset, conv: Convention) -> (f64, f64, f64) {
-        let fit = newton::fit(
+        let fit = testutil::newton(
             data,
             &newton::NewtonParams {
                 mple: MpleParams {
@@ -676,7 +677,7 @@ mod tests {
                 convention: conv,
                 ..MpleParams::paper()
             };
-            let bs = bslm::fit(&data, &params).unwrap();
+            let bs = testutil::bslm(&data, &params).unwrap();
             let r = bs
                 .record
                 .runaway
@@ -691,10 +692,10 @@ mod tests {
                 check_existence: false,
                 ..params.clone()
             };
-            let bu = bslm::fit(&data, &unchecked).unwrap();
+            let bu = testutil::bslm(&data, &unchecked).unwrap();
             assert!(bu.record.existence.is_none() && bu.record.mple_exists() == Some(false));
             assert!(bu.record.warnings[0].contains("seems not to exist"));
-            let nw = newton::fit(
+            let nw = testutil::newton(
                 &data,
                 &newton::NewtonParams {
                     mple: params.clone(),
@@ -709,7 +710,7 @@ mod tests {
                 l2: 1e-3,
                 ..params.clone()
             };
-            let bp = bslm::fit(&data, &pen).unwrap();
+            let bp = testutil::bslm(&data, &pen).unwrap();
             assert!(bp.record.runaway.is_none() && bp.record.existence.is_none());
             assert!(bp.record.warnings.is_empty());
             assert_eq!(bp.record.stop, StopReason::Converged);
@@ -717,7 +718,7 @@ mod tests {
             // The same size of problem without separation is not flagged.
             let truth = Fvbm::random(5, 0.5, conv, &mut rng_from_seed(8)).unwrap();
             let ok = exact::sample(&truth, 2000, &mut rng_from_seed(9)).unwrap();
-            let fit = bslm::fit(&ok, &params).unwrap();
+            let fit = testutil::bslm(&ok, &params).unwrap();
             assert!(fit.record.runaway.is_none() && fit.record.mple_exists() == Some(true));
         }
     }

@@ -128,9 +128,20 @@ fn max_abs(v: &[f64]) -> f64 {
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
 pub fn minimize(
+    eval: impl FnMut(&[f64], &mut [f64]) -> Result<f64>,
+    x0: Vec<f64>,
+    params: &LbfgsParams,
+) -> Result<LbfgsResult> {
+    minimize_observed(eval, x0, params, &mut |_, _| Ok(None))
+}
+
+/// [`minimize`] calling `observe(iteration, f)` after every accepted iteration; a returned
+/// reason ends the run there (an observer's stop or an interrupt).
+pub fn minimize_observed(
     mut eval: impl FnMut(&[f64], &mut [f64]) -> Result<f64>,
     x0: Vec<f64>,
     params: &LbfgsParams,
+    observe: &mut dyn FnMut(usize, f64) -> Result<Option<StopReason>>,
 ) -> Result<LbfgsResult> {
     params.check()?;
     let p = x0.len();
@@ -225,6 +236,10 @@ pub fn minimize(
         g.copy_from_slice(&g_new);
         f = f_new;
         trace.push(f);
+        if let Some(why) = observe(it, f)? {
+            stop = why;
+            break;
+        }
         if max_abs(&g) <= params.grad_tol {
             stop = StopReason::GradientTolerance;
             break;

@@ -382,7 +382,7 @@ pub fn cd1_reference_model(
             detail: detail.clone(),
         });
     }
-    Ok((out.rbm, out.record.steps))
+    Ok((out.model, out.record.steps))
 }
 
 #[cfg(test)]

@@ -200,7 +200,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     }
     save_fw_model(&a.output, &fit.model, &meta)
         .with_context(|| format!("writing the model to {}", a.output.display()))?;
-    if let (Some(path), Some(sel)) = (&f.selected_output, &fit.selected) {
+    if let (Some(path), Some(sel)) = (&f.selected_output, &fit.record.selected) {
         save_fw_model(path, sel, &meta)
             .with_context(|| format!("writing the model to {}", path.display()))?;
     }

@@ -7,7 +7,7 @@ use super::sampler::FwSampler;
 use super::subproblem::{mean_softplus_of, BinaryRows, Subproblem};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::fit::{Count, Interrupt, StopReason};
+use crate::fit::{Count, Fit, Interrupt, Learner, Observer, Run, StopReason};
 use crate::linalg::softplus_f64;
 use crate::optim::lbfgs::{minimize, LbfgsParams, LbfgsResult};
 use crate::rbm::model::{visible_means, BASE_RATE_EPS};
@@ -162,8 +162,8 @@ impl FwParams {
         seed: u64,
     }
 
-    /// Validates the settings; the error names the field at fault.
-    pub fn check(&self) -> Result<()> {
+    /// Validates the settings (the error names the field at fault) and returns the learner.
+    pub fn check(&self) -> Result<CheckedFwParams> {
         for (field, n) in [
             ("max_units", self.max_units),
             ("samples", self.samples),
@@ -203,7 +203,63 @@ impl FwParams {
                 ));
             }
         }
-        Ok(())
+        Ok(CheckedFwParams(self.clone()))
+    }
+}
+
+/// [`FwParams`] checked by [`FwParams::check`]: the Frank-Wolfe learner. [`Learner::fit`]
+/// grows a model from scratch without validation data; [`CheckedFwParams::fit_validated`]
+/// adds the validation set of the size selection and [`CheckedFwParams::fit_from`] a warm
+/// start. All run [`FrankWolfe`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedFwParams(FwParams);
+
+impl CheckedFwParams {
+    /// The settings.
+    pub fn get(&self) -> &FwParams {
+        &self.0
+    }
+
+    /// Grows a model on `data`, selecting the size by the train/validation gap on `valid`.
+    pub fn fit_validated<'d>(
+        &self,
+        data: &'d Dataset,
+        valid: Option<&'d Dataset>,
+        run: Run<'d, Self>,
+    ) -> Result<FwFit> {
+        let fw = FrankWolfe::new(data, self.0.clone())?;
+        with_validation(fw, valid)?.with_run(run).run()
+    }
+
+    /// Grows a model on `data` from the standard RBM `rbm` (a warm start, Sec. 3.2).
+    pub fn fit_from<'d>(
+        &self,
+        rbm: &Rbm,
+        data: &'d Dataset,
+        valid: Option<&'d Dataset>,
+        run: Run<'d, Self>,
+    ) -> Result<FwFit> {
+        let fw = FrankWolfe::from_rbm(data, rbm, self.0.clone())?;
+        with_validation(fw, valid)?.with_run(run).run()
+    }
+}
+
+/// `fw` with the validation set `valid`, if any.
+fn with_validation<'d>(fw: FrankWolfe<'d>, valid: Option<&'d Dataset>) -> Result<FrankWolfe<'d>> {
+    match valid {
+        Some(v) => fw.validation(v),
+        None => Ok(fw),
+    }
+}
+
+impl Learner for CheckedFwParams {
+    type Model = FwModel;
+    type Record = FwRecord;
+    type Progress<'p> = FwProgress<'p>;
+
+    /// Grows a model on `data` (Algorithm 1) with no validation data.
+    fn fit_with(&self, data: &Dataset, run: Run<'_, Self>) -> Result<FwFit> {
+        self.fit_validated(data, None, run)
     }
 }
 
@@ -282,18 +338,14 @@ pub struct FwRecord {
     pub stop: FwStop,
     /// Wall-clock seconds.
     pub wall_s: f64,
+    /// The model at the selected size (when a size was selected).
+    #[serde(skip)]
+    pub selected: Option<FwModel>,
 }
 
-/// The result of [`FrankWolfe::run`].
-#[derive(Debug, Clone)]
-pub struct FwFit {
-    /// The final model.
-    pub model: FwModel,
-    /// The model at the selected size (when a size was selected).
-    pub selected: Option<FwModel>,
-    /// The run's record.
-    pub record: FwRecord,
-}
+/// The result of [`FrankWolfe::run`]: the final model and the record (with the model at the
+/// selected size).
+pub type FwFit = Fit<FwModel, FwRecord>;
 
 /// What an observer sees after each iteration.
 #[derive(Debug)]
@@ -308,14 +360,6 @@ pub struct FwProgress<'a> {
     pub wall_s: f64,
     /// Metrics of this evaluation, by name (the gap figures are already in).
     pub metrics: &'a mut BTreeMap<String, f64>,
-}
-
-/// A hook of the Frank-Wolfe loop, called after every iteration (no-op by default).
-pub trait FwObserver {
-    /// Called after every iteration.
-    fn observe(&mut self, _progress: &mut FwProgress<'_>) -> Result<()> {
-        Ok(())
-    }
 }
 
 /// The Frank-Wolfe learner (Algorithm 1). Build it with [`FrankWolfe::new`] (from scratch) or
@@ -350,10 +394,9 @@ pub struct FrankWolfe<'d> {
     atom_data_sp: Vec<f64>,
     sub: Subproblem,
     sampler: FwSampler,
-    observers: Vec<Box<dyn FwObserver + 'd>>,
+    run: Run<'d, CheckedFwParams>,
     model_mean: Vec<f64>,
     removed: usize,
-    interrupt: Option<Interrupt>,
 }
 
 impl std::fmt::Debug for FrankWolfe<'_> {
@@ -434,8 +477,7 @@ impl<'d> FrankWolfe<'d> {
             atom_data_sp,
             sub,
             sampler,
-            observers: Vec::new(),
-            interrupt: None,
+            run: Run::new(),
             model_mean: vec![0.0; nv],
             removed: 0,
             params,
@@ -447,7 +489,13 @@ impl<'d> FrankWolfe<'d> {
     /// Stops the run when `flag` is set: after the current iteration, with
     /// [`StopReason::Interrupted`] and the model of that iteration.
     pub fn interrupt(mut self, flag: Interrupt) -> Self {
-        self.interrupt = Some(flag);
+        self.run = self.run.interrupt(flag);
+        self
+    }
+
+    /// Runs with the observers and interrupt of `run` (replacing those added so far).
+    pub fn with_run(mut self, run: Run<'d, CheckedFwParams>) -> Self {
+        self.run = run;
         self
     }
 
@@ -466,8 +514,8 @@ impl<'d> FrankWolfe<'d> {
     }
 
     /// Adds an observer called after every iteration.
-    pub fn add_observer(mut self, obs: impl FwObserver + 'd) -> Self {
-        self.observers.push(Box::new(obs));
+    pub fn add_observer(mut self, obs: impl for<'p> Observer<FwProgress<'p>> + 'd) -> Self {
+        self.run = self.run.observe(obs);
         self
     }
 
@@ -741,18 +789,18 @@ impl<'d> FrankWolfe<'d> {
             mh_acceptance: None,
             stop: StopReason::MaxUnits,
             wall_s: 0.0,
+            selected: None,
         };
         let mut last_eval_units = if self.fresh { 0 } else { self.model.n_units() };
         let mut min_gap = f64::INFINITY;
         let mut grown = false;
-        let mut selected: Option<FwModel> = None;
         let max_iter = self.iteration + 2 * p.max_units;
         while self.model.n_units() < p.max_units || self.fresh {
             if self.iteration >= max_iter {
                 record.stop = StopReason::MaxIterations;
                 break;
             }
-            if self.interrupt.as_ref().is_some_and(Interrupt::is_set) {
+            if self.run.interrupted() {
                 record.stop = StopReason::Interrupted {
                     after: Count::units(self.model.n_units()),
                 };
@@ -786,15 +834,17 @@ impl<'d> FrankWolfe<'d> {
                 });
             }
             let wall_s = start.elapsed().as_secs_f64();
-            for o in self.observers.iter_mut() {
-                o.observe(&mut FwProgress {
-                    model: &self.model,
-                    iteration: &rec,
-                    evaluation,
-                    wall_s,
-                    metrics: &mut metrics,
-                })?;
+            let mut progress = FwProgress {
+                model: &self.model,
+                iteration: &rec,
+                evaluation,
+                wall_s,
+                metrics: &mut metrics,
+            };
+            if record.iterations.is_empty() {
+                self.run.start(&mut progress)?;
             }
+            let observer_stop = self.run.observe_at(rec.iteration, &mut progress)?;
             record.iterations.push(rec);
             if let Some(mut e) = eval {
                 e.wall_s = wall_s;
@@ -815,10 +865,14 @@ impl<'d> FrankWolfe<'d> {
                     Some(g) if !grown => {
                         min_gap = min_gap.min(g);
                         record.selected_units = Some(units);
-                        selected = Some(self.model.clone());
+                        record.selected = Some(self.model.clone());
                     }
                     _ => {}
                 }
+            }
+            if let Some(why) = observer_stop {
+                record.stop = why;
+                break;
             }
         }
         record.removed = self.removed;
@@ -827,9 +881,20 @@ impl<'d> FrankWolfe<'d> {
                 Some(self.sampler.accepted() as f64 / self.sampler.proposals() as f64);
         }
         record.wall_s = start.elapsed().as_secs_f64();
-        Ok(FwFit {
+        if let Some(rec) = record.iterations.last() {
+            self.run.finish(
+                &mut FwProgress {
+                    model: &self.model,
+                    iteration: rec,
+                    evaluation: false,
+                    wall_s: record.wall_s,
+                    metrics: &mut BTreeMap::new(),
+                },
+                &record.stop,
+            )?;
+        }
+        Ok(Fit {
             model: self.model,
-            selected,
             record,
         })
     }

@@ -30,7 +30,7 @@ pub mod subproblem;
 mod tests;
 
 pub use learner::{
-    mean_log_unnormalized, AlphaRule, FrankWolfe, FwFit, FwObserver, FwParams, FwProgress,
+    mean_log_unnormalized, AlphaRule, CheckedFwParams, FrankWolfe, FwFit, FwParams, FwProgress,
     FwRecord, FwStop, IterationRecord, SizeEvaluation,
 };
 pub use model::FwModel;

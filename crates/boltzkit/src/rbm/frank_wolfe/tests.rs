@@ -366,7 +366,7 @@ fn size_selection_records_the_gap_and_stops_when_it_grows() {
         assert_eq!(e.metrics.get("gap").copied(), e.gap);
     }
     let sel = fit.record.selected_units.expect("a size is selected");
-    assert_eq!(fit.selected.as_ref().unwrap().n_units(), sel);
+    assert_eq!(fit.record.selected.as_ref().unwrap().n_units(), sel);
     let min_gap = evals
         .iter()
         .take_while(|e| e.units <= sel)

@@ -46,7 +46,7 @@ fn cd1_model(nv: usize, nh: usize, lr: f32, epochs: usize) -> Rbm {
         .unwrap()
         .run()
         .unwrap()
-        .rbm
+        .model
 }
 
 /// `rbm` with its last hidden unit turned into a detector of a random pattern `s`:

@@ -4,9 +4,10 @@
 //! of their average `−F(v)`, because `ln Z` cancels, so the gap can be watched at the cost of
 //! two passes over the data. [`crate::rbm::frank_wolfe`] applies the same rule to model sizes.
 
-use super::{Observer, Progress, TrainParams};
+use super::{Observer, Progress, StopReason};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::fit::{Control, Count};
 use crate::rbm::model::{check_len, mean_neg_free_energy};
 use crate::rbm::Rbm;
 
@@ -76,8 +77,9 @@ pub fn likelihood_gap(rbm: &Rbm, train: &Dataset, valid: &Dataset) -> Result<(f6
     Ok((t - v, t, v))
 }
 
-impl Observer for GapEarlyStop {
-    fn init(&mut self, _params: &TrainParams, rbm: &Rbm) -> Result<()> {
+impl<'a> Observer<Progress<'a>> for GapEarlyStop {
+    fn start(&mut self, p: &mut Progress<'a>) -> Result<()> {
+        let rbm = p.rbm;
         check_len(
             "GapEarlyStop",
             "data columns",
@@ -88,23 +90,26 @@ impl Observer for GapEarlyStop {
         Ok(())
     }
 
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+    fn observe(&mut self, p: &mut Progress<'a>) -> Result<Control> {
         let (gap, t, v) = likelihood_gap(p.rbm, &self.train, &self.valid)?;
         p.metrics.insert("gap".into(), gap);
         p.metrics.insert("train_nfe".into(), t);
         p.metrics.insert("valid_nfe".into(), v);
         match self.min {
             Some(m) if gap > m + self.tol => {
-                *p.stop = Some(format!(
-                    "the train − validation gap {gap:.3} nats rose more than {} above its \
-                     minimum {m:.3}",
-                    self.tol
-                ));
+                return Ok(Control::Stop(StopReason::EarlyStopped {
+                    after: Count::epochs(p.epoch),
+                    detail: format!(
+                        "the train − validation gap {gap:.3} nats rose more than {} above its \
+                         minimum {m:.3}",
+                        self.tol
+                    ),
+                }));
             }
             Some(m) if gap >= m => {}
             _ => self.min = Some(gap),
         }
-        Ok(())
+        Ok(Control::Continue)
     }
 }
 
@@ -113,7 +118,7 @@ mod tests {
     use super::*;
     use crate::data::synth::BarsAndStripes;
     use crate::rbm::exact;
-    use crate::rbm::train::{Algorithm, StopReason, Trainer};
+    use crate::rbm::train::{Algorithm, StopReason, TrainParams, Trainer};
     use crate::rng::rng_from_seed;
 
     fn split() -> (Dataset, Dataset) {
@@ -182,7 +187,7 @@ mod tests {
             );
             running = running.min(g);
         }
-        let (g, _, _) = likelihood_gap(&out.rbm, &train, &valid).unwrap();
+        let (g, _, _) = likelihood_gap(&out.model, &train, &valid).unwrap();
         assert_eq!(g, last);
         let never = run(f64::MAX);
         assert_eq!(never.record.stop, StopReason::MaxEpochs);

@@ -22,6 +22,7 @@ pub mod algorithm;
 pub mod cd;
 pub mod centered;
 pub mod early_stop;
+pub mod learner;
 pub mod observers;
 pub mod params;
 pub mod popcd;
@@ -34,6 +35,7 @@ pub use algorithm::Algorithm;
 pub use cd::Cd;
 pub use centered::{from_centered, to_centered, Centered};
 pub use early_stop::{likelihood_gap, GapEarlyStop};
+pub use learner::{CheckedRbmParams, RbmParams};
 pub use observers::{
     AisLogLikelihood, Checkpoint, ExactLogLikelihood, JsonlLog, Monitors, Observer, Progress,
     MAX_EXACT_OBSERVER_UNITS,

@@ -1,11 +1,14 @@
-//! Hooks of the training loop: the [`Observer`] trait (no-op by default) and what it sees
-//! ([`Progress`]), with the provided observers: [`ExactLogLikelihood`], [`AisLogLikelihood`],
-//! [`Monitors`], [`JsonlLog`] and [`Checkpoint`].
+//! What the observers of the training loop see ([`Progress`]; the observer trait is the one
+//! of every learner, [`crate::fit::Observer`]) and the provided observers:
+//! [`ExactLogLikelihood`], [`AisLogLikelihood`], [`Monitors`], [`JsonlLog`] and
+//! [`Checkpoint`] (and [`super::GapEarlyStop`], which can end a run).
 
 use super::{StopReason, TrainParams};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::estimate::Method;
+use crate::fit::Control;
+pub use crate::fit::Observer;
 use crate::io::{MetricLog, MetricRecord};
 use crate::rbm::ais::AisSchedule;
 use crate::rbm::file::{save_rbm, Offsets};
@@ -18,9 +21,12 @@ use std::path::PathBuf;
 
 /// What an observer sees: the model after `epoch` epochs (`0` is the initial model) and a
 /// metric map it may add to (observers run in the order they were added, so a logger added
-/// after an evaluator records the evaluator's metrics).
+/// after an evaluator records the evaluator's metrics). At `start` and `finish` the metric
+/// map is empty.
 #[derive(Debug)]
 pub struct Progress<'a> {
+    /// The run's settings.
+    pub params: &'a TrainParams,
     /// The current model.
     pub rbm: &'a Rbm,
     /// Epochs done.
@@ -35,28 +41,6 @@ pub struct Progress<'a> {
     pub metrics: &'a mut BTreeMap<String, f64>,
     /// The centering offsets of centered algorithms.
     pub offsets: Option<&'a Offsets>,
-    /// Set to `Some(why)` to end training after this observation
-    /// ([`StopReason::EarlyStopped`]; e.g. [`super::GapEarlyStop`]).
-    pub stop: &'a mut Option<String>,
-}
-
-/// A hook of the training loop; every method is a no-op by default.
-pub trait Observer {
-    /// Called once before training, with the checked settings and the model's shape.
-    fn init(&mut self, _params: &TrainParams, _rbm: &Rbm) -> Result<()> {
-        Ok(())
-    }
-
-    /// Called on the initial model and after every `every`-th epoch.
-    fn observe(&mut self, _progress: &mut Progress<'_>) -> Result<()> {
-        Ok(())
-    }
-
-    /// Called once at the end with the model returned, its offsets (centered algorithms) and
-    /// the stop reason.
-    fn finish(&mut self, _rbm: &Rbm, _offsets: Option<&Offsets>, _stop: &StopReason) -> Result<()> {
-        Ok(())
-    }
 }
 
 /// Largest smaller layer for which [`ExactLogLikelihood`] enumerates (`2^25` states).
@@ -82,8 +66,9 @@ impl ExactLogLikelihood {
     }
 }
 
-impl Observer for ExactLogLikelihood {
-    fn init(&mut self, _params: &TrainParams, rbm: &Rbm) -> Result<()> {
+impl<'a> Observer<Progress<'a>> for ExactLogLikelihood {
+    fn start(&mut self, p: &mut Progress<'a>) -> Result<()> {
+        let rbm = p.rbm;
         let m = rbm.n_visible().min(rbm.n_hidden());
         if m > MAX_EXACT_OBSERVER_UNITS {
             return Err(Error::TooLarge {
@@ -102,10 +87,10 @@ impl Observer for ExactLogLikelihood {
         Ok(())
     }
 
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+    fn observe(&mut self, p: &mut Progress<'a>) -> Result<Control> {
         let ll = exact::average_log_likelihood(p.rbm, &self.data)?;
         p.metrics.insert(self.name.clone(), ll);
-        Ok(())
+        Ok(Control::Continue)
     }
 }
 
@@ -159,8 +144,9 @@ impl AisLogLikelihood {
     }
 }
 
-impl Observer for AisLogLikelihood {
-    fn init(&mut self, _params: &TrainParams, rbm: &Rbm) -> Result<()> {
+impl<'a> Observer<Progress<'a>> for AisLogLikelihood {
+    fn start(&mut self, p: &mut Progress<'a>) -> Result<()> {
+        let rbm = p.rbm;
         if self.data.n_vars() != rbm.n_visible() {
             return Err(Error::Shape {
                 op: format!("AisLogLikelihood `{}`", self.name),
@@ -171,7 +157,7 @@ impl Observer for AisLogLikelihood {
         Ok(())
     }
 
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+    fn observe(&mut self, p: &mut Progress<'a>) -> Result<Control> {
         let params = self
             .params
             .clone()
@@ -191,7 +177,7 @@ impl Observer for AisLogLikelihood {
             p.metrics
                 .insert(format!("{}_raise_se", self.name), b.raise.stderr);
         }
-        Ok(())
+        Ok(Control::Continue)
     }
 }
 
@@ -215,14 +201,14 @@ impl Monitors {
     }
 }
 
-impl Observer for Monitors {
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+impl<'a> Observer<Progress<'a>> for Monitors {
+    fn observe(&mut self, p: &mut Progress<'a>) -> Result<Control> {
         let recon = monitor::reconstruction_error(p.rbm, &self.data)?;
         let pl = monitor::pseudo_log_likelihood(p.rbm, &self.data)?;
         p.metrics
             .insert(format!("{}_recon_error", self.name), recon);
         p.metrics.insert(format!("{}_pseudo_ll", self.name), pl);
-        Ok(())
+        Ok(Control::Continue)
     }
 }
 
@@ -247,8 +233,8 @@ impl JsonlLog {
     }
 }
 
-impl Observer for JsonlLog {
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+impl<'a> Observer<Progress<'a>> for JsonlLog {
+    fn observe(&mut self, p: &mut Progress<'a>) -> Result<Control> {
         let mut metrics = p.metrics.clone();
         metrics.insert("lr".into(), f64::from(p.learning_rate));
         self.log.append(MetricRecord {
@@ -256,7 +242,8 @@ impl Observer for JsonlLog {
             epoch: p.epoch as u64,
             wall_s: p.wall_s,
             metrics,
-        })
+        })?;
+        Ok(Control::Continue)
     }
 }
 
@@ -279,23 +266,28 @@ impl Checkpoint {
     }
 }
 
-impl Observer for Checkpoint {
-    fn init(&mut self, params: &TrainParams, _rbm: &Rbm) -> Result<()> {
+impl<'a> Observer<Progress<'a>> for Checkpoint {
+    fn start(&mut self, p: &mut Progress<'a>) -> Result<()> {
+        let params = p.params;
         self.metadata
             .insert("algorithm".into(), params.algorithm.name().into());
-        self.metadata.insert("seed".into(), params.seed.to_string());
+        // the seed the caller recorded (the user's) wins over the loop's derived one
+        self.metadata
+            .entry("seed".into())
+            .or_insert_with(|| params.seed.to_string());
         self.metadata
             .insert("settings".into(), format!("{params:?}"));
         Ok(())
     }
 
-    fn observe(&mut self, p: &mut Progress<'_>) -> Result<()> {
+    fn observe(&mut self, p: &mut Progress<'a>) -> Result<Control> {
         self.metadata.insert("epoch".into(), p.epoch.to_string());
-        save_rbm(&self.path, p.rbm, p.offsets, &self.metadata)
+        save_rbm(&self.path, p.rbm, p.offsets, &self.metadata)?;
+        Ok(Control::Continue)
     }
 
-    fn finish(&mut self, rbm: &Rbm, offsets: Option<&Offsets>, stop: &StopReason) -> Result<()> {
+    fn finish(&mut self, p: &mut Progress<'a>, stop: &StopReason) -> Result<()> {
         self.metadata.insert("stop_reason".into(), stop.to_string());
-        save_rbm(&self.path, rbm, offsets, &self.metadata)
+        save_rbm(&self.path, p.rbm, p.offsets, &self.metadata)
     }
 }

@@ -32,6 +32,7 @@
 //! # Ok::<(), boltzkit::Error>(())
 //! ```
 
+use super::CheckedRbmParams;
 use super::{
     Algorithm, Cd, Centered, CheckedTrainParams, Gradient, GradientEstimator, Observer, PopCd,
     Progress, Pt, Sdcp, Sgd, SgdParams, TrainParams, Weighting,
@@ -39,7 +40,7 @@ use super::{
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 pub use crate::fit::StopReason;
-use crate::fit::{Count, Interrupt};
+use crate::fit::{Count, Fit, Interrupt, Run};
 use crate::io::MetricRecord;
 use crate::rbm::file::Offsets;
 use crate::rbm::model::{fill_batch, visible_means};
@@ -50,7 +51,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// What a run did.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TrainRecord {
     /// Why it stopped.
     pub stop: StopReason,
@@ -62,20 +63,16 @@ pub struct TrainRecord {
     pub wall_s: f64,
     /// One record per observation that produced metrics.
     pub history: Vec<MetricRecord>,
+    /// The final centering offsets (centered algorithms only; saved beside the model). After
+    /// a divergence they include the failed update's slide toward the batch means (computed
+    /// at the last good model).
+    #[serde(skip)]
+    pub offsets: Option<Offsets>,
 }
 
 /// The result of [`Trainer::run`]: the model (the last good one when the run diverged) and
 /// its record.
-#[derive(Debug, Clone)]
-pub struct TrainOutcome {
-    /// The trained model.
-    pub rbm: Rbm,
-    /// The final centering offsets (centered algorithms only). After a divergence they include
-    /// the failed update's slide toward the batch means (computed at the last good model).
-    pub offsets: Option<Offsets>,
-    /// The run's record.
-    pub record: TrainRecord,
-}
+pub type TrainOutcome = Fit<Rbm, TrainRecord>;
 
 /// One optimizer step on a mini-batch: what the loop calls for every batch.
 ///
@@ -198,8 +195,7 @@ pub struct Trainer<'d> {
     data: &'d Dataset,
     params: TrainParams,
     update: Option<Box<dyn Update + 'd>>,
-    observers: Vec<(Box<dyn Observer + 'd>, usize)>,
-    interrupt: Option<Interrupt>,
+    run: Run<'d, CheckedRbmParams>,
 }
 
 impl std::fmt::Debug for Trainer<'_> {
@@ -207,7 +203,7 @@ impl std::fmt::Debug for Trainer<'_> {
         f.debug_struct("Trainer")
             .field("rbm", &self.rbm)
             .field("params", &self.params)
-            .field("observers", &self.observers.len())
+            .field("run", &self.run)
             .finish()
     }
 }
@@ -234,16 +230,21 @@ impl<'d> Trainer<'d> {
             data,
             params,
             update: None,
-            observers: Vec::new(),
-            interrupt: None,
+            run: Run::new(),
         })
+    }
+
+    /// Runs with the observers and interrupt of `run` (replacing those added so far).
+    pub fn with_run(mut self, run: Run<'d, CheckedRbmParams>) -> Self {
+        self.run = run;
+        self
     }
 
     /// Stops the run when `flag` is set: after the current update, with
     /// [`StopReason::Interrupted`] and the model of that update (observers' `finish` still
     /// runs, so checkpoints and logs are written).
     pub fn interrupt(mut self, flag: Interrupt) -> Self {
-        self.interrupt = Some(flag);
+        self.run = self.run.interrupt(flag);
         self
     }
 
@@ -255,9 +256,13 @@ impl<'d> Trainer<'d> {
     }
 
     /// Adds an observer called on the initial model and after every `every`-th epoch (`every`
-    /// of 0 means only [`Observer::init`] and [`Observer::finish`]).
-    pub fn add_observer(mut self, obs: impl Observer + 'd, every: usize) -> Self {
-        self.observers.push((Box::new(obs), every));
+    /// of 0 means only [`Observer::start`] and [`Observer::finish`]).
+    pub fn add_observer(
+        mut self,
+        obs: impl for<'p> Observer<Progress<'p>> + 'd,
+        every: usize,
+    ) -> Self {
+        self.run = self.run.observe_every(obs, every);
         self
     }
 
@@ -269,8 +274,7 @@ impl<'d> Trainer<'d> {
             data,
             params,
             update,
-            mut observers,
-            interrupt,
+            mut run,
         } = self;
         let start = Instant::now();
         let p = params;
@@ -289,47 +293,47 @@ impl<'d> Trainer<'d> {
             .momentum(p.momentum)
             .weight_decay(p.weight_decay)
             .check()?;
-        for (o, _) in observers.iter_mut() {
-            o.init(&p, &rbm)?;
-        }
+        run.start(&mut Progress {
+            params: &p,
+            rbm: &rbm,
+            epoch: 0,
+            step: 0,
+            learning_rate: lr0,
+            wall_s: 0.0,
+            metrics: &mut BTreeMap::new(),
+            offsets: engine.offsets().as_ref(),
+        })?;
         let mut history = Vec::new();
-        let mut observe = |observers: &mut Vec<(Box<dyn Observer + 'd>, usize)>,
+        let mut observe = |run: &mut Run<'d, CheckedRbmParams>,
                            rbm: &Rbm,
                            epoch: usize,
                            step: u64,
                            lr: f32,
                            engine: &mut Box<dyn Update + 'd>|
-         -> Result<Option<String>> {
-            let mut metrics = BTreeMap::new();
-            let offsets = engine.offsets();
-            let offsets = offsets.as_ref();
+         -> Result<Option<StopReason>> {
+            if !run.due(epoch) {
+                return Ok(None);
+            }
             // the estimator's diagnostics since the last observation (pop-CD's effective
-            // sample size, PT's exchange rates), when an observer runs now
-            if observers
-                .iter()
-                .any(|(_, every)| *every > 0 && epoch.is_multiple_of(*every))
-            {
-                engine.report(&mut metrics);
-            }
+            // sample size, PT's exchange rates)
+            let mut metrics = BTreeMap::new();
+            engine.report(&mut metrics);
+            let offsets = engine.offsets();
             let wall_s = start.elapsed().as_secs_f64();
-            let mut any = false;
-            let mut stop = None;
-            for (o, every) in observers.iter_mut() {
-                if *every > 0 && epoch.is_multiple_of(*every) {
-                    any = true;
-                    o.observe(&mut Progress {
-                        rbm,
-                        epoch,
-                        step,
-                        learning_rate: lr,
-                        wall_s,
-                        metrics: &mut metrics,
-                        offsets,
-                        stop: &mut stop,
-                    })?;
-                }
-            }
-            if any && !metrics.is_empty() {
+            let stop = run.observe_at(
+                epoch,
+                &mut Progress {
+                    params: &p,
+                    rbm,
+                    epoch,
+                    step,
+                    learning_rate: lr,
+                    wall_s,
+                    metrics: &mut metrics,
+                    offsets: offsets.as_ref(),
+                },
+            )?;
+            if !metrics.is_empty() {
                 history.push(MetricRecord {
                     step,
                     epoch: epoch as u64,
@@ -339,13 +343,8 @@ impl<'d> Trainer<'d> {
             }
             Ok(stop)
         };
-        let mut stop = match observe(&mut observers, &rbm, 0, 0, lr0, &mut engine)? {
-            Some(detail) => StopReason::EarlyStopped {
-                after: Count::epochs(0),
-                detail,
-            },
-            None => StopReason::MaxEpochs,
-        };
+        let mut stop =
+            observe(&mut run, &rbm, 0, 0, lr0, &mut engine)?.unwrap_or(StopReason::MaxEpochs);
 
         let mut order: Vec<usize> = (0..n).collect();
         let mut batch = vec![0f32; bs * nv];
@@ -380,7 +379,7 @@ impl<'d> Trainer<'d> {
                     step -= 1;
                     break 'epochs;
                 }
-                if interrupt.as_ref().is_some_and(Interrupt::is_set) {
+                if run.interrupted() {
                     stop = StopReason::Interrupted {
                         after: Count::epochs(epoch),
                     };
@@ -389,28 +388,35 @@ impl<'d> Trainer<'d> {
                 }
             }
             epochs_done = epoch + 1;
-            if let Some(detail) = observe(&mut observers, &rbm, epochs_done, step, lr, &mut engine)?
-            {
-                stop = StopReason::EarlyStopped {
-                    after: Count::epochs(epochs_done),
-                    detail,
-                };
+            if let Some(why) = observe(&mut run, &rbm, epochs_done, step, lr, &mut engine)? {
+                stop = why;
                 break;
             }
         }
         let offsets = engine.offsets();
-        for (o, _) in observers.iter_mut() {
-            o.finish(&rbm, offsets.as_ref(), &stop)?;
-        }
-        Ok(TrainOutcome {
-            rbm,
-            offsets,
+        let wall_s = start.elapsed().as_secs_f64();
+        run.finish(
+            &mut Progress {
+                params: &p,
+                rbm: &rbm,
+                epoch: epochs_done,
+                step,
+                learning_rate: p.learning_rate.at(epochs_done.saturating_sub(1), p.epochs),
+                wall_s,
+                metrics: &mut BTreeMap::new(),
+                offsets: offsets.as_ref(),
+            },
+            &stop,
+        )?;
+        Ok(Fit {
+            model: rbm,
             record: TrainRecord {
                 stop,
                 epochs: epochs_done,
                 steps: step,
-                wall_s: start.elapsed().as_secs_f64(),
+                wall_s,
                 history,
+                offsets,
             },
         })
     }
@@ -479,8 +485,8 @@ mod tests {
         );
         assert_eq!((out.record.steps, out.record.epochs), (1, 0));
         // The model returned carries that one update.
-        assert_ne!(out.rbm, rbm);
-        assert!(out.rbm.is_finite());
+        assert_ne!(out.model, rbm);
+        assert!(out.model.is_finite());
     }
 
     #[test]
@@ -549,7 +555,7 @@ mod tests {
         };
         assert_eq!((epoch, step), (1, 1), "{detail}");
         assert!(detail.contains("exceeds"), "{detail}");
-        assert_eq!(out.rbm, rbm0);
+        assert_eq!(out.model, rbm0);
         assert_eq!(out.record.steps, 0);
         assert_eq!(out.record.epochs, 0);
         assert!(out.record.stop.to_string().contains("diverged"));
@@ -568,7 +574,7 @@ mod tests {
                 .unwrap()
                 .run()
                 .unwrap()
-                .rbm
+                .model
         };
         let max_abs = |r: &Rbm| {
             r.w()
@@ -598,8 +604,8 @@ mod tests {
         };
         assert_eq!((step, epoch), (k_star as u64, k_star));
         assert_eq!(out.record.steps, k_star as u64 - 1);
-        assert_eq!(out.rbm, after(k_star - 1));
-        assert!(out.rbm.is_finite() && divergence(&out.rbm, bound).is_none());
+        assert_eq!(out.model, after(k_star - 1));
+        assert!(out.model.is_finite() && divergence(&out.model, bound).is_none());
     }
 
     #[test]
@@ -645,7 +651,7 @@ mod tests {
             .collect();
         assert_eq!(lls.len(), 4);
         assert_eq!(lls[0], ll0);
-        let ll = exact::average_log_likelihood(&out.rbm, &data).unwrap();
+        let ll = exact::average_log_likelihood(&out.model, &data).unwrap();
         assert_eq!(*lls.last().unwrap(), ll);
         // the initial model is near the base-rate (uniform) model, −ln 2^9 ≈ −6.24; training
         // gains at least 1 nat and stays below the bound −ln 14
@@ -660,7 +666,7 @@ mod tests {
         .unwrap()
         .run()
         .unwrap();
-        assert_eq!(again.rbm, out.rbm);
+        assert_eq!(again.model, out.model);
     }
 
     /// The loop's CD is S-DCP with d = 1 (bit for bit), mini-batches follow the shuffle, and
@@ -680,13 +686,13 @@ mod tests {
         };
         let cd = run(Algorithm::Cd { k: 2 }, Some(4));
         let sd1 = run(Algorithm::Sdcp { inner: 1, k: 2 }, Some(4));
-        assert_eq!(cd.rbm, sd1.rbm);
+        assert_eq!(cd.model, sd1.model);
         assert_eq!(cd.record.steps, 5 * 3); // 9 rows in batches of 4, 4, 1
         let sd3 = run(Algorithm::Sdcp { inner: 3, k: 4 }, None);
         assert_eq!(sd3.record.steps, 5);
-        assert_ne!(sd3.rbm, cd.rbm);
+        assert_ne!(sd3.model, cd.model);
         let pcd = run(Algorithm::Pcd { k: 1 }, Some(3));
-        assert!(pcd.rbm.is_finite() && pcd.rbm != cd.rbm);
+        assert!(pcd.model.is_finite() && pcd.model != cd.model);
 
         // by hand: full batch, no shuffle, CD-1 = one Cd estimate + one Sgd step per epoch
         let p = TrainParams::new()
@@ -706,7 +712,7 @@ mod tests {
             cd.estimate(&want, &v, &mut g).unwrap();
             sgd.step(&mut want, &g).unwrap();
         }
-        assert_eq!(out.rbm, want);
+        assert_eq!(out.model, want);
     }
 
     /// The AIS observer agrees with the exact one within 3 standard errors (plus a little).
@@ -795,21 +801,21 @@ mod tests {
         };
         let cg = run(Algorithm::Cg { k: 2 }, 0.01);
         let cs1 = run(Algorithm::CsDcp { inner: 1, k: 2 }, 0.01);
-        assert_eq!(cg.rbm, cs1.rbm);
-        assert_eq!(cg.offsets, cs1.offsets);
+        assert_eq!(cg.model, cs1.model);
+        assert_eq!(cg.record.offsets, cs1.record.offsets);
         let f = crate::rbm::file::load_rbm(&ckpt).unwrap();
-        assert_eq!(f.rbm, cs1.rbm);
-        assert_eq!(f.offsets, cs1.offsets);
+        assert_eq!(f.rbm, cs1.model);
+        assert_eq!(f.offsets, cs1.record.offsets);
         assert_eq!(f.metadata["algorithm"], "csdcp");
         // ν = 0 keeps the initial offsets: μ = data mean (0.5 for bars & stripes), λ = 0.5
         let still = run(Algorithm::CsDcp { inner: 3, k: 4 }, 0.0);
-        let off = still.offsets.unwrap();
+        let off = still.record.offsets.unwrap();
         assert!(off.mu.iter().chain(&off.lambda).all(|&x| x == 0.5));
-        assert_ne!(still.rbm, cg.rbm);
-        let moved = cg.offsets.unwrap();
+        assert_ne!(still.model, cg.model);
+        let moved = cg.record.offsets.unwrap();
         assert!(moved.lambda.iter().any(|&x| x != 0.5));
         // CD keeps none
-        assert!(run(Algorithm::Cd { k: 1 }, 0.01).offsets.is_none());
+        assert!(run(Algorithm::Cd { k: 1 }, 0.01).record.offsets.is_none());
         match TrainParams::new().sliding(1.5, 0.0).check() {
             Err(Error::InvalidParam { field, .. }) => assert_eq!(field, "nu_mu"),
             other => panic!("{other:?}"),
@@ -840,7 +846,7 @@ mod tests {
                     .algorithm(a)
                     .seed(trial);
                 let out = Trainer::new(rbm0.clone(), &data, p).unwrap().run().unwrap();
-                exact::average_log_likelihood(&out.rbm, &data).unwrap()
+                exact::average_log_likelihood(&out.model, &data).unwrap()
             };
             let cd = ll(Algorithm::Cd { k: 12 });
             let sdcp = ll(Algorithm::Sdcp { inner: 3, k: 4 });
@@ -883,7 +889,7 @@ mod tests {
         );
         assert!((recs[1].metrics["lr"] - 0.3).abs() < 1e-7);
         let f = crate::rbm::file::load_rbm(&ckpt).unwrap();
-        assert_eq!(f.rbm, out.rbm);
+        assert_eq!(f.rbm, out.model);
         assert_eq!(f.metadata["data"], "sb9");
         assert_eq!(f.metadata["algorithm"], "cd");
         assert_eq!(f.metadata["stop_reason"], "all epochs done");
