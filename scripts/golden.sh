@@ -38,7 +38,7 @@ run gen-modes gen artificial-modes -o modes.npy --seed 1
 hash ising.npy ising-p.npy bn.csv bn-p.npy fvbm.npy fvbm-truth.safetensors bas.csv modes.npy
 
 # The demo.
-run demo demo
+run demo demo --quick
 
 # FSLL.
 run fsll-fit fsll fit --data ising.npy --truth ising-p.npy -o ising.fsll.safetensors

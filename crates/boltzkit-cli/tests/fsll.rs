@@ -139,16 +139,6 @@ fn bad_inputs_fail_with_one_line() {
 }
 
 #[test]
-fn demo_prints_a_table_and_json() {
-    let out = boltzkit().args(["demo", "--json"]).assert().success();
-    let v = json(&out.get_output().stdout);
-    assert_eq!(v["seed"], 1);
-    let rows = v["fsll"].as_array().unwrap();
-    assert_eq!(rows.len(), 3);
-    assert!(v["markdown"].as_str().unwrap().contains("| Ising5x4S |"));
-}
-
-#[test]
 fn repro_fsll_one_dataset_writes_json() {
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("t1.json");

@@ -32,6 +32,7 @@
 
 pub mod bslm;
 pub mod data;
+pub mod demo;
 pub mod frank_wolfe;
 pub mod fsll;
 pub mod lab;

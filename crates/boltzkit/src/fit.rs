@@ -426,4 +426,13 @@ pub trait Learner {
     fn fit(&self, data: &Dataset) -> Result<Fit<Self::Model, Self::Record>> {
         self.fit_with(data, Run::new())
     }
+
+    /// An empty [`Run`] of this learner, so that the observers added to it know the progress
+    /// type: `learner.run().observe_every(observer, 10)`.
+    fn run<'a>(&self) -> Run<'a, Self>
+    where
+        Self: Sized,
+    {
+        Run::new()
+    }
 }

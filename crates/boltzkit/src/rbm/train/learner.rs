@@ -9,16 +9,13 @@
 //!
 //! ```
 //! use boltzkit::data::synth::BarsAndStripes;
-//! use boltzkit::fit::{Learner, Run, StopReason};
-//! use boltzkit::rbm::train::{
-//!     Algorithm, CheckedRbmParams, ExactLogLikelihood, RbmParams, TrainParams,
-//! };
+//! use boltzkit::fit::{Learner, StopReason};
+//! use boltzkit::rbm::train::{Algorithm, ExactLogLikelihood, RbmParams, TrainParams};
 //! let data = BarsAndStripes::new(3, false)?.dataset()?;
 //! let train = TrainParams::new().epochs(20).full_batch().learning_rate(0.3)
 //!     .algorithm(Algorithm::Sdcp { inner: 3, k: 4 }).seed(7);
 //! let learner = RbmParams::new(4).train(train).check()?;
-//! let run = Run::<CheckedRbmParams>::new()
-//!     .observe_every(ExactLogLikelihood::new("train_ll", data.clone()), 10);
+//! let run = learner.run().observe_every(ExactLogLikelihood::new("train_ll", data.clone()), 10);
 //! let fit = learner.fit_with(&data, run)?;
 //! assert_eq!(fit.record.stop, StopReason::MaxEpochs);
 //! assert_eq!(fit.record.history.len(), 3); // epochs 0, 10, 20
