@@ -315,3 +315,62 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
         assert!((0.0..=1.0).contains(&e), "{line}");
     }
 }
+
+/// Defaults from measurements (issue 18 item 11): without `--k` Frank-Wolfe draws with K = 3
+/// (K = 1 let the grown model collapse on Caltech101), and the objective guard stops a run
+/// whose exact training likelihood keeps falling, keeps the best model and says so.
+#[test]
+fn frank_wolfe_defaults_to_k3_and_the_guard_keeps_the_best_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = bars_and_stripes(dir.path());
+    let model = path(dir.path(), "fw.safetensors");
+    let fit = |extra: &[&str]| {
+        let mut args = vec![
+            "rbm",
+            "fit",
+            "--algo",
+            "frank-wolfe",
+            "--data",
+            &data,
+            "--eval-every",
+            "0",
+            "--seed",
+            "4",
+            "--json",
+            "-q",
+            "-o",
+            &model,
+        ];
+        args.extend_from_slice(extra);
+        success_json(boltzkit().current_dir(dir.path()).args(&args))
+    };
+    fit(&["--max-units", "2"]);
+    let f = load_rbm(Path::new(&model)).unwrap();
+    assert!(
+        f.metadata["settings"].contains("\"k\":3"),
+        "{}",
+        f.metadata["settings"]
+    );
+
+    let v = fit(&[
+        "--max-units",
+        "30",
+        "--k",
+        "1",
+        "--chains",
+        "20",
+        "--lambda",
+        "0.01",
+        "--fall-tol",
+        "0",
+        "--fall-patience",
+        "1",
+    ]);
+    let stop = v["stop"].as_str().unwrap();
+    assert!(stop.contains("kept the"), "{stop}");
+    let kept = load_rbm(Path::new(&model)).unwrap().rbm.n_hidden();
+    assert!(
+        kept < 30 && stop.contains(&format!("kept the {kept}-unit model")),
+        "{stop}"
+    );
+}

@@ -73,6 +73,14 @@ pub(super) struct FwFlags {
     /// Also write the model at the selected size here
     #[arg(long, value_name = "FILE")]
     selected_output: Option<PathBuf>,
+    /// Objective guard: while the exact training log-likelihood is cheap (at most 20 units),
+    /// stop and keep the best model when it stays more than this many nats below its best for
+    /// --fall-patience iterations in a row (inf: off)
+    #[arg(long, value_name = "NATS", default_value_t = 5.0)]
+    fall_tol: f64,
+    /// Iterations in a row the guard's fall must last
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    fall_patience: usize,
 }
 
 /// `rbm fit --algo frank-wolfe`.
@@ -90,12 +98,13 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
         return Err(UsageError::new("--early-stop needs --valid FILE").into());
     }
     let chains = renamed(f.chains, f.samples_alias, "chains", "samples")?.unwrap_or(2000);
+    let k = a.k.unwrap_or(FwParams::default().gibbs_steps);
     let params = FwParams::new()
         .max_units(f.max_units)
         .lambda(f.lambda)
         .learning_rate(f.bias_lr)
         .samples(chains)
-        .gibbs_steps(a.k)
+        .gibbs_steps(k)
         .lbfgs_iterations(f.lbfgs_iters)
         .lbfgs_grad_tol(f.lbfgs_tol)
         .subproblem_starts(f.starts)
@@ -109,6 +118,8 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
         .eval_every(a.eval_every)
         .early_stop(a.early_stop)
         .gap_tol(a.gap_tol)
+        .fall_tol(f.fall_tol)
+        .fall_patience(f.fall_patience)
         .seed(derive_seed(seed, 1));
     params.check()?;
     guard::model_files(
@@ -181,7 +192,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
 
     let settings = json!({
         "algo": "frank-wolfe", "max_units": f.max_units, "lambda": f.lambda, "bias_lr": f.bias_lr,
-        "chains": chains, "k": a.k, "lbfgs_iters": f.lbfgs_iters, "lbfgs_tol": f.lbfgs_tol, "starts": f.starts,
+        "chains": chains, "k": k, "fall_tol": f.fall_tol, "fall_patience": f.fall_patience, "lbfgs_iters": f.lbfgs_iters, "lbfgs_tol": f.lbfgs_tol, "starts": f.starts,
         "bias_steps": f.bias_steps, "bias_tol": f.bias_tol, "away": f.away,
         "free_alpha": f.free_alpha, "eval_every": a.eval_every, "early_stop": a.early_stop,
         "gap_tol": a.gap_tol, "binarize": format!("{:?}", a.binarize),

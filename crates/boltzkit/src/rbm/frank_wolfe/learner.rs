@@ -9,6 +9,7 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::fit::{Count, Fit, Interrupt, Learner, Observer, Run, StopReason};
 use crate::linalg::softplus_f64;
+use crate::model::{ExactTask, LogPartition, Model};
 use crate::optim::lbfgs::{minimize, LbfgsParams, LbfgsResult};
 use crate::rbm::model::{visible_means, BASE_RATE_EPS};
 use crate::rbm::{exact, Rbm};
@@ -85,9 +86,26 @@ pub struct FwParams {
     /// 5; on Caltech101 the gap moved by about 2 nats from one evaluation to the next without
     /// any trend up to 200 units).
     pub gap_tol: f64,
+    /// The objective guard: while the exact training log-likelihood is cheap (the smaller
+    /// layer at most [`GUARD_MAX_UNITS`]), every iteration computes it, and when it stays more
+    /// than this many nats below its best for [`FwParams::fall_patience`] iterations in a row
+    /// the run stops ([`StopReason::EarlyStopped`]) and returns the best model (default 5;
+    /// `∞` turns the guard off). Frank-Wolfe should raise the likelihood as it grows; a
+    /// lasting fall means the chains no longer follow the model (too few `gibbs_steps`, too
+    /// small `λ`). Measured on Caltech101 (seed 1, 20 units): with `gibbs_steps = 3` the
+    /// likelihood dips by up to 25 nats for one or two units and recovers (−363 → −282); with
+    /// 1 it falls for good (−350 at 5 units → −835 at 20), and the guard keeps the 5-unit
+    /// model.
+    pub fall_tol: f64,
+    /// Iterations in a row the guard's fall must last (default 4), ≥ 1.
+    pub fall_patience: usize,
     /// The seed (default 0).
     pub seed: u64,
 }
+
+/// Largest smaller layer for which the objective guard ([`FwParams::fall_tol`]) computes the
+/// exact training log-likelihood at each size evaluation (`2^20` states).
+pub const GUARD_MAX_UNITS: usize = 20;
 
 impl Default for FwParams {
     fn default() -> Self {
@@ -108,6 +126,8 @@ impl Default for FwParams {
             eval_every: 20,
             early_stop: false,
             gap_tol: 5.0,
+            fall_tol: 5.0,
+            fall_patience: 4,
             seed: 0,
         }
     }
@@ -158,6 +178,10 @@ impl FwParams {
         early_stop: bool,
         /// Sets the gap tolerance.
         gap_tol: f64,
+        /// Sets the objective guard's tolerance (`f64::INFINITY`: off).
+        fall_tol: f64,
+        /// Sets the objective guard's patience.
+        fall_patience: usize,
         /// Sets the seed.
         seed: u64,
     }
@@ -170,6 +194,7 @@ impl FwParams {
             ("gibbs_steps", self.gibbs_steps),
             ("lbfgs_iterations", self.lbfgs_iterations),
             ("subproblem_starts", self.subproblem_starts),
+            ("fall_patience", self.fall_patience),
         ] {
             if n == 0 {
                 return Err(Error::param(field, "must be at least 1"));
@@ -188,6 +213,12 @@ impl FwParams {
                     format!("must be finite and ≥ 0, got {x}"),
                 ));
             }
+        }
+        if self.fall_tol.is_nan() || self.fall_tol < 0.0 {
+            return Err(Error::param(
+                "fall_tol",
+                format!("must be ≥ 0 (∞ turns the guard off), got {}", self.fall_tol),
+            ));
         }
         if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
             return Err(Error::param(
@@ -286,6 +317,9 @@ pub struct IterationRecord {
     pub bias_grad_rms: f64,
     /// The unit removed by an away step (its index before removal), if any.
     pub removed: Option<usize>,
+    /// The exact average log-likelihood of the training data, while the objective guard
+    /// computes it ([`FwParams::fall_tol`], [`GUARD_MAX_UNITS`]).
+    pub train_ll: Option<f64>,
     /// Seconds drawing the samples `{v_s}`.
     pub sampling_s: f64,
     /// Seconds solving the subproblem.
@@ -613,6 +647,7 @@ impl<'d> FrankWolfe<'d> {
             bias_steps: 0,
             bias_grad_rms: f64::NAN,
             removed: None,
+            train_ll: None,
             sampling_s,
             subproblem_s,
             bias_s: 0.0,
@@ -776,8 +811,22 @@ impl<'d> FrankWolfe<'d> {
         Ok(rec)
     }
 
-    /// Runs iterations until `T` units (or early stopping), evaluating the size every
-    /// `eval_every` units. See [`FwRecord`].
+    /// The exact training log-likelihood when the objective guard computes it (on, and the
+    /// smaller layer at most [`GUARD_MAX_UNITS`]).
+    fn guarded_log_likelihood(&self) -> Result<Option<f64>> {
+        let small = self.model.n_visible().min(self.model.n_units()) <= GUARD_MAX_UNITS;
+        if !self.params.fall_tol.is_finite()
+            || !small
+            || !self.model.exact_affordable(ExactTask::LogPartition)
+        {
+            return Ok(None);
+        }
+        let ll = self.model.log_likelihood(self.data, &LogPartition::Exact)?;
+        Ok(Some(ll.value))
+    }
+
+    /// Runs iterations until `T` units (or early stopping, or the objective guard), evaluating
+    /// the size every `eval_every` units. See [`FwRecord`].
     pub fn run(mut self) -> Result<FwFit> {
         let start = Instant::now();
         let p = self.params.clone();
@@ -794,6 +843,10 @@ impl<'d> FrankWolfe<'d> {
         let mut last_eval_units = if self.fresh { 0 } else { self.model.n_units() };
         let mut min_gap = f64::INFINITY;
         let mut grown = false;
+        // the objective guard's best (units, exact training LL, model), and the iterations in
+        // a row it has stayed fallen below it
+        let mut best: Option<(usize, f64, FwModel)> = None;
+        let mut fallen = 0usize;
         let max_iter = self.iteration + 2 * p.max_units;
         while self.model.n_units() < p.max_units || self.fresh {
             if self.iteration >= max_iter {
@@ -806,11 +859,15 @@ impl<'d> FrankWolfe<'d> {
                 };
                 break;
             }
-            let rec = self.step()?;
+            let mut rec = self.step()?;
+            rec.train_ll = self.guarded_log_likelihood()?;
             let units = self.model.n_units();
             let evaluation =
                 p.eval_every > 0 && units.is_multiple_of(p.eval_every) && units > last_eval_units;
             let mut metrics = BTreeMap::new();
+            if let Some(ll) = rec.train_ll {
+                metrics.insert("train_ll".to_string(), ll);
+            }
             let mut eval = None;
             if evaluation {
                 last_eval_units = units;
@@ -868,6 +925,35 @@ impl<'d> FrankWolfe<'d> {
                         record.selected = Some(self.model.clone());
                     }
                     _ => {}
+                }
+            }
+            if let Some(ll) = record.iterations.last().and_then(|r| r.train_ll) {
+                match &best {
+                    Some((_, best_ll, _)) if ll < best_ll - p.fall_tol => {
+                        fallen += 1;
+                        if fallen >= p.fall_patience {
+                            let (best_units, best_ll, best_model) =
+                                best.take().expect("matched Some");
+                            record.stop = StopReason::EarlyStopped {
+                                after: Count::units(units),
+                                detail: format!(
+                                    "the exact training log-likelihood stayed more than {} \
+                                     nats below its best {best_ll:.3} (at {best_units} units) \
+                                     for {fallen} iterations, now {ll:.3}: the chains no longer \
+                                     follow the model (raise gibbs_steps or λ); kept the \
+                                     {best_units}-unit model",
+                                    p.fall_tol
+                                ),
+                            };
+                            self.model = best_model;
+                            break;
+                        }
+                    }
+                    Some((_, best_ll, _)) if ll <= *best_ll => fallen = 0,
+                    _ => {
+                        fallen = 0;
+                        best = Some((units, ll, self.model.clone()));
+                    }
                 }
             }
             if let Some(why) = observer_stop {

@@ -427,3 +427,55 @@ fn settings_are_checked() {
         .validation(&other)
         .is_err());
 }
+
+/// The objective guard (`fall_tol`, `fall_patience`): with a zero tolerance and patience 1,
+/// poor chains (one Gibbs step, few chains) make the exact training likelihood fall at some
+/// iteration; the run stops there and returns the best model, whose exact likelihood is the
+/// best one recorded. Off (`∞`), the same run grows to `T` and records no likelihood.
+#[test]
+fn objective_guard_stops_on_a_fall_and_keeps_the_best_model() {
+    let data = bas();
+    let params = FwParams::new()
+        .max_units(30)
+        .samples(20)
+        .gibbs_steps(1)
+        .lambda(0.01)
+        .eval_every(0)
+        .fall_tol(0.0)
+        .fall_patience(1)
+        .seed(4);
+    let fit = FrankWolfe::new(&data, params.clone())
+        .unwrap()
+        .run()
+        .unwrap();
+    let lls: Vec<f64> = fit
+        .record
+        .iterations
+        .iter()
+        .map(|r| {
+            r.train_ll
+                .expect("9 visible units: the guard computes every LL")
+        })
+        .collect();
+    let (best_at, best) =
+        lls.iter().enumerate().fold(
+            (0, f64::NEG_INFINITY),
+            |(i, b), (j, &x)| if x > b { (j, x) } else { (i, b) },
+        );
+    assert!(
+        matches!(fit.record.stop, StopReason::EarlyStopped { .. }),
+        "{:?}: {lls:?}",
+        fit.record.stop
+    );
+    assert!(*lls.last().unwrap() < best, "{lls:?}");
+    assert_eq!(fit.model.n_units(), fit.record.iterations[best_at].units);
+    let kept = exact::average_log_likelihood(&fit.model.to_rbm().unwrap(), &data).unwrap();
+    assert!((kept - best).abs() < 1e-5, "{kept} vs {best}"); // f32 weights of to_rbm
+
+    let off = FrankWolfe::new(&data, params.fall_tol(f64::INFINITY))
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_eq!(off.record.stop, StopReason::MaxUnits);
+    assert!(off.record.iterations.iter().all(|r| r.train_ll.is_none()));
+}
