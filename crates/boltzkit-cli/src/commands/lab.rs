@@ -12,9 +12,8 @@ use boltzkit::io::write_atomic;
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm};
 use boltzkit::rbm::lab::{cd1_reference_model, LabParams};
-use boltzkit::rbm::train::Algorithm;
 use boltzkit::rng::derive_seed;
-use boltzkit_repro::lab::{lab_markdown, run_lab};
+use boltzkit_repro::lab::{lab_markdown, parse_estimators, run_lab};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -104,20 +103,9 @@ impl LabArgs {
     }
 }
 
-/// Parses estimator names, a usage error naming the bad one.
-pub fn parse_estimators(names: &[String]) -> anyhow::Result<Vec<Algorithm>> {
-    names
-        .iter()
-        .map(|n| {
-            n.parse::<Algorithm>()
-                .map_err(|e| UsageError::new(format!("--estimators: {e}")).into())
-        })
-        .collect()
-}
-
 impl GradientArgs {
     fn run(self) -> anyhow::Result<()> {
-        let specs = parse_estimators(&self.estimators)?;
+        let specs = parse_estimators("--estimators", &self.estimators)?;
         if specs.is_empty() {
             return Err(UsageError::new("--estimators: give at least one").into());
         }
