@@ -8,6 +8,7 @@
 //! | [`sdcp`] | Upadhya & Sastry, S-DCP and CS-DCP (Sec. 4, Figs. 1-3) | [`sdcp::SdcpPlan`] | [`sdcp::SdcpReport`] |
 //! | [`frank_wolfe`] | Ping, Liu & Ihler, infinite RBMs by Frank-Wolfe (Figs. 1-2) | [`frank_wolfe::FwPlan`] | [`frank_wolfe::FwReport`] |
 //! | [`popcd`] | Krause, Fischer & Igel, population-CD (Figs. 1-2, Table 1) | [`popcd::PopcdPlan`] | [`popcd::PopcdReport`] |
+//! | [`bench`] | the timings of `boltzkit bench` (BENCHMARKS.md): RBM epochs, AIS, exact ln Z | | [`bench::Timings`] |
 //! | [`cli`] | the flags of `boltzkit repro <paper>` (clap), each paper's plan and writers wired | | |
 //! | [`lab`] | the gradient lab's parallel runner and tables (used by `popcd` and `boltzkit lab`) | | |
 //! | [`plot`] | PNG line charts and image tiles (the figures, and `boltzkit rbm plot`) | | |
@@ -31,6 +32,7 @@
 //! Errors are `anyhow::Error` with context naming the dataset, trial or file at fault: the
 //! protocols are applications of the library, and their callers print the chain.
 
+pub mod bench;
 pub mod bslm;
 pub mod cli;
 pub mod data;

@@ -1,22 +1,23 @@
 //! `boltzkit bench`: wall-clock timings of the library's hot paths on real shapes, the
 //! boltzkit side of the peer comparisons in BENCHMARKS.md (e.g. `bench rbm-epoch` against
-//! `bench/python/sklearn_rbm_epoch.py`). Each verb repeats its work and reports the minimum
-//! and the median, so a busy machine shows as a spread rather than a wrong figure.
+//! `bench/python/sklearn_rbm_epoch.py`). The timing harness is `boltzkit_repro::bench`
+//! (minimum and median of repeated runs); this file parses the flags, loads the model or data
+//! and prints.
 
 use crate::args::{AisFlags, BinarizeArgs, CommonArgs};
 use crate::commands::rbm::load_binary;
 use crate::exit::UsageError;
 use crate::report::Summary;
-use boltzkit::rbm::ais::{ais_log_partition, AisSchedule};
+use crate::repro::ReproProgress;
+use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::base_rate_biases;
-use boltzkit::rbm::exact;
 use boltzkit::rbm::file::load_rbm;
-use boltzkit::rbm::train::{Algorithm, TrainParams, Trainer};
+use boltzkit::rbm::train::{Algorithm, TrainParams};
 use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::{derive_seed, rng_from_seed};
+use boltzkit_repro::bench::{self, Timings};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// `boltzkit bench <verb>`.
 #[derive(Debug, Args)]
@@ -178,42 +179,13 @@ impl BenchArgs {
     }
 }
 
-/// Runs `work` `repeats` times; returns the seconds of each run and the last result.
-fn time_runs<T>(
-    repeats: usize,
-    quiet: bool,
-    mut work: impl FnMut(usize) -> anyhow::Result<T>,
-) -> anyhow::Result<(Vec<f64>, T)> {
-    if repeats == 0 {
-        return Err(UsageError::new("--repeats must be at least 1").into());
-    }
-    let mut times = Vec::with_capacity(repeats);
-    let mut last = None;
-    let bar = crate::progress::bar(repeats as u64, "timed runs", quiet);
-    for r in 0..repeats {
-        let t = Instant::now();
-        last = Some(work(r)?);
-        times.push(t.elapsed().as_secs_f64());
-        if !quiet {
-            bar.suspend(|| eprintln!("run {}: {:.3} s", r + 1, times[r]));
-        }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    let last = last.ok_or_else(|| anyhow::anyhow!("no timed run"))?;
-    Ok((times, last))
-}
-
-/// Sets `min_s`, `median_s` and `runs_s` of a summary from the timings.
-fn set_times(summary: &mut Summary, times: &[f64]) {
-    let mut sorted = times.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted[sorted.len() / 2];
+/// Sets `runs`, `min_s`, `median_s` and `runs_s` of a summary from the timings.
+fn set_times(summary: &mut Summary, t: Timings) {
     summary
-        .set("runs", times.len())
-        .set("min_s", sorted[0])
-        .set("median_s", median)
-        .set("runs_s", times.to_vec());
+        .set("runs", t.runs)
+        .set("min_s", t.min_s)
+        .set("median_s", t.median_s)
+        .set("runs_s", t.runs_s);
 }
 
 impl EpochArgs {
@@ -234,18 +206,8 @@ impl EpochArgs {
             .algorithm(algorithm)
             .learning_rate(self.lr)
             .batch_size(self.batch_size);
-        params.check()?;
-        let (times, _) = time_runs(self.repeats, self.common.quiet, |r| {
-            let run_seed = derive_seed(seed, 10 + r as u64);
-            let rbm = Rbm::init_from_data(
-                &data,
-                self.hidden,
-                0.01,
-                &mut rng_from_seed(derive_seed(run_seed, 0)),
-            )?;
-            let outcome = Trainer::new(rbm, &data, params.seed(derive_seed(run_seed, 1)))?.run()?;
-            Ok(outcome.record.steps)
-        })?;
+        let progress = ReproProgress::new(self.common.quiet);
+        let times = bench::rbm_epochs(&data, self.hidden, params, self.repeats, seed, &progress)?;
         let mut summary = Summary::new("bench rbm-epoch", Some(seed));
         summary
             .set("data", self.data.display().to_string())
@@ -257,7 +219,7 @@ impl EpochArgs {
             .set("k", self.k)
             .set("epochs", self.epochs)
             .set("threads", rayon::current_num_threads());
-        set_times(&mut summary, &times);
+        set_times(&mut summary, times);
         summary.emit(&self.common)
     }
 }
@@ -286,34 +248,33 @@ impl AisArgs {
             }
             None => vec![0f32; rbm.n_visible()],
         };
-        let (times, est) = time_runs(self.repeats, self.common.quiet, |r| {
-            Ok(ais_log_partition(
-                &rbm,
-                &base,
-                &schedule,
-                chains,
-                derive_seed(seed, 1 + r as u64),
-            )?)
-        })?;
+        let progress = ReproProgress::new(self.common.quiet);
+        let b = bench::ais(
+            &rbm,
+            &base,
+            &schedule,
+            chains,
+            self.repeats,
+            seed,
+            &progress,
+        )?;
         let mut summary = Summary::new("bench ais", Some(seed));
+        let base = if self.base_data.is_some() {
+            "base rate"
+        } else {
+            "uniform"
+        };
         summary
             .set("model", source)
             .set("visible", rbm.n_visible())
             .set("hidden", rbm.n_hidden())
-            .set("chains", chains)
-            .set("steps", schedule.betas().len() - 1)
-            .set(
-                "base",
-                if self.base_data.is_some() {
-                    "base rate"
-                } else {
-                    "uniform"
-                },
-            )
+            .set("chains", b.chains)
+            .set("steps", b.steps)
+            .set("base", base)
             .set("threads", rayon::current_num_threads())
-            .set("log_z", est.log_z)
-            .set("log_z_se", est.std_err);
-        set_times(&mut summary, &times);
+            .set("log_z", b.log_z)
+            .set("log_z_se", b.log_z_se);
+        set_times(&mut summary, b.timings);
         summary.emit(&self.common)
     }
 }
@@ -322,9 +283,8 @@ impl ExactArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = self.common.init()?;
         let (rbm, source) = self.model.load(derive_seed(seed, 0), 0)?;
-        let (times, log_z) = time_runs(self.repeats, self.common.quiet, |_| {
-            Ok(exact::log_partition(&rbm)?)
-        })?;
+        let progress = ReproProgress::new(self.common.quiet);
+        let (log_z, times) = bench::exact_log_z(&rbm, self.repeats, &progress)?;
         let mut summary = Summary::new("bench exact-logz", Some(seed));
         summary
             .set("model", source)
@@ -332,7 +292,7 @@ impl ExactArgs {
             .set("hidden", rbm.n_hidden())
             .set("threads", rayon::current_num_threads())
             .set("log_z", log_z);
-        set_times(&mut summary, &times);
+        set_times(&mut summary, times);
         summary.emit(&self.common)
     }
 }
