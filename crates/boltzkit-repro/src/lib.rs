@@ -10,6 +10,7 @@
 //! | [`popcd`] | Krause, Fischer & Igel, population-CD (Figs. 1-2, Table 1) | [`popcd::PopcdPlan`] | [`popcd::PopcdReport`] |
 //! | [`bench`] | the timings of `boltzkit bench` (BENCHMARKS.md): RBM epochs, AIS, exact ln Z | | [`bench::Timings`] |
 //! | [`cli`] | the flags of `boltzkit repro <paper>` (clap), each paper's plan and writers wired | | |
+//! | [`guard`] | refusals before any work (outputs that are inputs, memory, widths): [`guard::UsageError`] | | |
 //! | [`lab`] | the gradient lab's parallel runner and tables (used by `popcd` and `boltzkit lab`) | | |
 //! | [`plot`] | PNG line charts and image tiles (the figures, and `boltzkit rbm plot`) | | |
 //! | [`data`] | where the real data sets are (`shared/data`), binary readers | | |
@@ -39,6 +40,7 @@ pub mod data;
 pub mod demo;
 pub mod frank_wolfe;
 pub mod fsll;
+pub mod guard;
 pub mod lab;
 pub mod plot;
 pub mod popcd;

@@ -8,7 +8,7 @@ use crate::args::{AisFlags, BinarizeArgs, CommonArgs};
 use crate::commands::rbm::load_binary;
 use crate::exit::UsageError;
 use crate::report::Summary;
-use crate::repro::ReproProgress;
+use crate::repro::Bars;
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::base_rate_biases;
 use boltzkit::rbm::file::load_rbm;
@@ -206,7 +206,7 @@ impl EpochArgs {
             .algorithm(algorithm)
             .learning_rate(self.lr)
             .batch_size(self.batch_size);
-        let progress = ReproProgress::new(self.common.quiet);
+        let progress = Bars::new(self.common.quiet);
         let times = bench::rbm_epochs(&data, self.hidden, params, self.repeats, seed, &progress)?;
         let mut summary = Summary::new("bench rbm-epoch", Some(seed));
         summary
@@ -248,7 +248,7 @@ impl AisArgs {
             }
             None => vec![0f32; rbm.n_visible()],
         };
-        let progress = ReproProgress::new(self.common.quiet);
+        let progress = Bars::new(self.common.quiet);
         let b = bench::ais(
             &rbm,
             &base,
@@ -283,7 +283,7 @@ impl ExactArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = self.common.init()?;
         let (rbm, source) = self.model.load(derive_seed(seed, 0), 0)?;
-        let progress = ReproProgress::new(self.common.quiet);
+        let progress = Bars::new(self.common.quiet);
         let (log_z, times) = bench::exact_log_z(&rbm, self.repeats, &progress)?;
         let mut summary = Summary::new("bench exact-logz", Some(seed));
         summary

@@ -2,6 +2,7 @@
 //! weight filters and mean-field reconstructions as tiles.
 
 use super::{chart_panels, line_chart, Chart, Series};
+use crate::guard::UsageError;
 use boltzkit::data::Dataset;
 use boltzkit::io::MetricLog;
 use boltzkit::rbm::monitor::mean_field_reconstruction;
@@ -73,6 +74,45 @@ pub fn draw_metric_log(log: &Path, log_x: bool, output: &Path) -> anyhow::Result
     })
 }
 
+/// The image shape `(H, W)` of a visible vector of `n_visible` units: `--shape HxW`, or the
+/// square; anything else is a [`UsageError`] naming `--shape`.
+pub fn tile_shape(shape: Option<&str>, n_visible: usize) -> anyhow::Result<(usize, usize)> {
+    let Some(text) = shape else {
+        let side = (n_visible as f64).sqrt().round() as usize;
+        if side * side == n_visible {
+            return Ok((side, side));
+        }
+        let h = (1..=side)
+            .rev()
+            .find(|h| n_visible.is_multiple_of(*h))
+            .unwrap_or(1);
+        return Err(UsageError::new(format!(
+            "the model has {n_visible} visible units, not a perfect square: give --shape HxW \
+             (e.g. --shape {h}x{})",
+            n_visible / h
+        ))
+        .into());
+    };
+    let parsed = text
+        .split_once(['x', 'X', '×'])
+        .and_then(|(h, w)| Some((h.trim().parse().ok()?, w.trim().parse().ok()?)))
+        .filter(|&(h, w): &(usize, usize)| h > 0 && w > 0);
+    let Some((h, w)) = parsed else {
+        return Err(UsageError::new(format!(
+            "--shape `{text}`: expected HxW with positive whole numbers, e.g. 28x28"
+        ))
+        .into());
+    };
+    if h.checked_mul(w) != Some(n_visible) {
+        return Err(UsageError::new(format!(
+            "--shape {h}x{w} has {} pixels, the model has {n_visible} visible units",
+            h.saturating_mul(w)
+        ))
+        .into());
+    }
+    Ok((h, w))
+}
+
 /// The weight columns `W[:, j]`, `j < k`, one after another: a tile per hidden unit.
 pub fn filters(rbm: &Rbm, k: usize) -> Vec<f32> {
     let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
@@ -106,6 +146,23 @@ pub fn reconstruction_pairs(rbm: &Rbm, data: &Dataset, k: usize) -> anyhow::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shapes_default_to_squares_and_bad_ones_are_usage_errors() {
+        assert_eq!(tile_shape(None, 784).unwrap(), (28, 28));
+        assert_eq!(tile_shape(None, 9).unwrap(), (3, 3));
+        assert_eq!(tile_shape(Some("20x16"), 320).unwrap(), (20, 16));
+        assert_eq!(tile_shape(Some("2×3"), 6).unwrap(), (2, 3));
+        let e = tile_shape(None, 320).unwrap_err();
+        assert!(e.is::<UsageError>());
+        assert!(e.to_string().contains("--shape 16x20"), "{e}");
+        for bad in ["5x5", "0x9", "abc", "3x", "x3", "-3x-3"] {
+            let e = tile_shape(Some(bad), 9).unwrap_err();
+            assert!(e.is::<UsageError>(), "{bad}");
+            assert!(!e.to_string().contains('\n'));
+        }
+        assert!(tile_shape(Some("99999999999x99999999999"), 9).is_err());
+    }
 
     #[test]
     fn filters_are_weight_columns_and_pairs_interleave() {

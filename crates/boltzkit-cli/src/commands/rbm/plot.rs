@@ -9,7 +9,7 @@ use crate::exit::UsageError;
 use crate::report::Summary;
 use boltzkit::rbm::file::load_rbm;
 use boltzkit::rng::derive_seed;
-use boltzkit_repro::plot::model::{draw_metric_log, filters, reconstruction_pairs};
+use boltzkit_repro::plot::model::{draw_metric_log, filters, reconstruction_pairs, tile_shape};
 use boltzkit_repro::plot::{image_grid, Normalize, PixelOrder};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -217,66 +217,5 @@ impl PlotArgs {
             .set("height", height)
             .set("output", self.output.display().to_string());
         summary.emit(&self.common)
-    }
-}
-
-/// The image shape of a visible vector of `n_visible` units: `--shape HxW`, or the square.
-fn tile_shape(shape: Option<&str>, n_visible: usize) -> anyhow::Result<(usize, usize)> {
-    let Some(text) = shape else {
-        let side = (n_visible as f64).sqrt().round() as usize;
-        if side * side == n_visible {
-            return Ok((side, side));
-        }
-        let h = (1..=side)
-            .rev()
-            .find(|h| n_visible.is_multiple_of(*h))
-            .unwrap_or(1);
-        return Err(UsageError::new(format!(
-            "the model has {n_visible} visible units, not a perfect square: give --shape HxW \
-             (e.g. --shape {h}x{})",
-            n_visible / h
-        ))
-        .into());
-    };
-    let parsed = text
-        .split_once(['x', 'X', '×'])
-        .and_then(|(h, w)| Some((h.trim().parse().ok()?, w.trim().parse().ok()?)))
-        .filter(|&(h, w): &(usize, usize)| h > 0 && w > 0);
-    let Some((h, w)) = parsed else {
-        return Err(UsageError::new(format!(
-            "--shape `{text}`: expected HxW with positive whole numbers, e.g. 28x28"
-        ))
-        .into());
-    };
-    if h.checked_mul(w) != Some(n_visible) {
-        return Err(UsageError::new(format!(
-            "--shape {h}x{w} has {} pixels, the model has {n_visible} visible units",
-            h.saturating_mul(w)
-        ))
-        .into());
-    }
-    Ok((h, w))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::exit::{code, USAGE_ERROR};
-
-    #[test]
-    fn shapes_default_to_squares_and_bad_ones_are_usage_errors() {
-        assert_eq!(tile_shape(None, 784).unwrap(), (28, 28));
-        assert_eq!(tile_shape(None, 9).unwrap(), (3, 3));
-        assert_eq!(tile_shape(Some("20x16"), 320).unwrap(), (20, 16));
-        assert_eq!(tile_shape(Some("2×3"), 6).unwrap(), (2, 3));
-        let e = tile_shape(None, 320).unwrap_err();
-        assert_eq!(code(&e), USAGE_ERROR);
-        assert!(e.to_string().contains("--shape 16x20"), "{e}");
-        for bad in ["5x5", "0x9", "abc", "3x", "x3", "-3x-3"] {
-            let e = tile_shape(Some(bad), 9).unwrap_err();
-            assert_eq!(code(&e), USAGE_ERROR, "{bad}");
-            assert!(!e.to_string().contains('\n'));
-        }
-        assert!(tile_shape(Some("99999999999x99999999999"), 9).is_err());
     }
 }

@@ -1,8 +1,7 @@
-//! The flags of `boltzkit repro <paper>` (clap) and their wiring: each paper's flags become
-//! its plan ([`Flags::plan`]: checked, data found, before any output exists), and
-//! [`Job::run`] runs it and calls its writers. The command line adds its common flags `C`
-//! (seed, threads, `--json`), draws the [`Progress`], prints the tables it is shown and turns
-//! the [`Outcome`] into its summary.
+//! `boltzkit repro <paper>`: each paper's flags become its plan ([`Flags::plan`]: checked,
+//! data found, before any output exists), and [`Job::run`] runs it and calls its writers.
+//! The command line adds its common flags `C` (seed, threads, `--json`), draws the
+//! [`Progress`], prints the tables it is shown and turns the [`Outcome`] into its summary.
 //!
 //! ```
 //! use boltzkit_repro::cli::Paper;
@@ -26,6 +25,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+use super::Outcome;
 use crate::data::{find_data_dir, require_file};
 use crate::popcd::PaperData;
 use crate::{bslm, frank_wolfe, fsll, lab, popcd, sdcp, Progress};
@@ -33,7 +33,6 @@ use anyhow::Context;
 use boltzkit::fsll::TransformPath;
 use boltzkit::io::write_atomic;
 use clap::{Args, Subcommand};
-use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -432,39 +431,6 @@ pub enum Job {
     Popcd(popcd::PopcdPlan, Option<PathBuf>),
 }
 
-/// What a run hands back to be summarized: the serialized result (absent for `--replot`),
-/// then further fields in order (output paths, figures), and why the run failed after
-/// writing everything (a check of the paper that did not hold).
-#[derive(Debug, Default)]
-pub struct Outcome {
-    /// The result, serialized (a JSON object).
-    pub report: Option<Value>,
-    /// Fields after the result's, in order.
-    pub fields: Vec<(String, Value)>,
-    /// A failed check, reported once the results are written.
-    pub failure: Option<String>,
-}
-
-impl Outcome {
-    fn report(report: &impl Serialize) -> anyhow::Result<Self> {
-        Ok(Outcome {
-            report: Some(serde_json::to_value(report)?),
-            ..Outcome::default()
-        })
-    }
-
-    fn set(&mut self, key: impl Into<String>, value: impl Into<Value>) {
-        self.fields.push((key.into(), value.into()));
-    }
-
-    /// Sets `output` to `dir` when there is one.
-    fn output(&mut self, dir: Option<&Path>) {
-        if let Some(dir) = dir {
-            self.set("output", dir.display().to_string());
-        }
-    }
-}
-
 impl Flags {
     /// The paper's name, as in `repro <name>`.
     pub fn name(&self) -> &'static str {
@@ -521,20 +487,27 @@ impl Job {
         progress: &dyn Progress,
         show: &mut dyn FnMut(&str),
     ) -> anyhow::Result<Outcome> {
-        match self {
+        let command = format!("repro {}", self.name());
+        let mut outcome = match self {
             Job::Fsll(plan, out) => run_fsll(&plan, out.as_deref(), seed, progress, show),
             Job::Bslm(plan, out) => run_bslm(&plan, out.as_deref(), seed, progress, show),
             Job::Sdcp(plan, out) => run_sdcp(&plan, out.as_deref(), progress, show),
             Job::FrankWolfe(job) => run_fw(&job.0, &job.1, progress),
             Job::Popcd(plan, out) => run_popcd(&plan, out.as_deref(), seed, progress, show),
-        }
+        }?;
+        outcome.command = command;
+        outcome.seed = Some(seed);
+        Ok(outcome)
     }
 }
 
-/// Creates the output folder `dir`.
-fn create_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("creating the output folder {}", dir.display()))
+/// Creates the output folder `dir`, if there is one.
+fn create_dir(dir: Option<&Path>) -> anyhow::Result<()> {
+    match dir {
+        Some(dir) => std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the output folder {}", dir.display())),
+        None => Ok(()),
+    }
 }
 
 impl FsllFlags {
@@ -599,9 +572,7 @@ fn run_bslm(
     progress: &dyn Progress,
     show: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Outcome> {
-    if let Some(dir) = dir {
-        create_dir(dir)?;
-    }
+    create_dir(dir)?;
     let report = bslm::run(plan, progress)?;
     let mut outcome = Outcome::report(&report)?;
     let figure = dir.map(|d| d.join("bslm-figure1.png"));
@@ -653,9 +624,7 @@ fn run_sdcp(
     progress: &dyn Progress,
     show: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Outcome> {
-    if let Some(dir) = dir {
-        create_dir(dir)?;
-    }
+    create_dir(dir)?;
     let report = sdcp::run(plan, progress)?;
     let outcome = Outcome::report(&report)?;
     for exp in [&report.small, &report.mnist].into_iter().flatten() {
@@ -713,7 +682,7 @@ fn run_fw(
     flags: &FwFlags,
     progress: &dyn Progress,
 ) -> anyhow::Result<Outcome> {
-    create_dir(&flags.output)?;
+    create_dir(Some(&flags.output))?;
     let mut outcome = if flags.replot {
         let mut outcome = Outcome::default();
         for name in &flags.datasets {
@@ -799,9 +768,7 @@ fn run_popcd(
     progress: &dyn Progress,
     show: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Outcome> {
-    if let Some(dir) = dir {
-        create_dir(dir)?;
-    }
+    create_dir(dir)?;
     let report = popcd::run(plan, progress)?;
     let mut outcome = Outcome::report(&report)?;
     show(&format!(
