@@ -148,6 +148,12 @@ impl AisFlags {
     }
 }
 
+impl boltzkit_repro::cli::AisChoice for AisFlags {
+    fn resolve(self) -> anyhow::Result<(usize, Option<usize>)> {
+        AisFlags::resolve(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

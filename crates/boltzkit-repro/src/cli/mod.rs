@@ -4,11 +4,13 @@
 //! line supplies its common flags (a type `C` implementing [`Common`]: seed, threads,
 //! `--json`), draws the [`crate::Progress`] and prints the outcome as its summary.
 
+mod bench;
 mod binarize;
 mod gen;
 mod lab;
 mod repro;
 
+pub use bench::{AisChoice, Bench, EpochAlgo};
 pub use binarize::BinarizeArgs;
 pub use gen::{Gen, MAX_TRUTH_VARS};
 pub use lab::Lab;
