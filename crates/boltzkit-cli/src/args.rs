@@ -1,8 +1,9 @@
-//! Flags every command shares (`--seed`, `--json`, `--threads`, `-q/--quiet`), the
-//! `--binarize` of every command that reads data for a model, and renamed flags' aliases.
+//! Flags every command shares (`--seed`, `--json`, `--threads`, `-q/--quiet`), renamed
+//! flags' aliases, and (re-exported) `boltzkit_repro::cli::BinarizeArgs`, the `--binarize` of
+//! every command that reads data for a model.
 
 use anyhow::Context;
-use boltzkit::data::Binarize;
+pub use boltzkit_repro::cli::BinarizeArgs;
 use clap::Args;
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -61,6 +62,15 @@ impl CommonArgs {
     }
 }
 
+impl boltzkit_repro::cli::Common for CommonArgs {
+    fn init(&self) -> anyhow::Result<u64> {
+        CommonArgs::init(self)
+    }
+    fn init_threads(&self) -> anyhow::Result<()> {
+        CommonArgs::init_threads(self)
+    }
+}
+
 /// A seed from the clock and the process id, small enough to retype (below 2^32).
 fn clock_seed() -> u64 {
     let nanos = SystemTime::now()
@@ -85,62 +95,6 @@ fn parse_threads(s: &str) -> Result<usize, String> {
         ));
     }
     Ok(n)
-}
-
-/// `--binarize`, shared by every command that reads data for a model; add with
-/// `#[command(flatten)]`.
-#[derive(Clone, Copy, PartialEq, Args)]
-pub struct BinarizeArgs {
-    /// Conversion of grayscale data to 0/1: none, threshold:T (v > T is 1) or stochastic
-    #[arg(long, value_name = "HOW", default_value = "none", value_parser = parse_binarize)]
-    binarize: BinarizeArg,
-}
-
-/// The value of `--binarize`: none, threshold:T or stochastic.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum BinarizeArg {
-    None,
-    Threshold(f64),
-    Stochastic,
-}
-
-impl BinarizeArgs {
-    /// The reader's binarization; `seed` drives the stochastic one.
-    pub fn resolve(self, seed: u64) -> Binarize {
-        match self.binarize {
-            BinarizeArg::None => Binarize::None,
-            BinarizeArg::Threshold(t) => Binarize::Threshold(t),
-            BinarizeArg::Stochastic => Binarize::Stochastic { seed },
-        }
-    }
-
-    /// Whether reading with it draws random numbers (then the command needs a seed).
-    pub fn is_random(self) -> bool {
-        self.binarize == BinarizeArg::Stochastic
-    }
-}
-
-/// Prints as the value does (`None`, `Threshold(127.0)`), as model settings record it.
-impl std::fmt::Debug for BinarizeArgs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.binarize.fmt(f)
-    }
-}
-
-fn parse_binarize(s: &str) -> Result<BinarizeArg, String> {
-    match s {
-        "none" => Ok(BinarizeArg::None),
-        "stochastic" => Ok(BinarizeArg::Stochastic),
-        _ => match s.strip_prefix("threshold:") {
-            Some(t) => t
-                .parse::<f64>()
-                .ok()
-                .filter(|t| t.is_finite())
-                .map(BinarizeArg::Threshold)
-                .ok_or_else(|| format!("`{t}` is not a finite number")),
-            None => Err("expected none, threshold:T or stochastic".into()),
-        },
-    }
 }
 
 /// The value of a renamed flag: `new` (`--{new_name}`), else the old spelling's `old`
@@ -194,6 +148,12 @@ impl AisFlags {
     }
 }
 
+impl boltzkit_repro::cli::AisChoice for AisFlags {
+    fn resolve(self) -> anyhow::Result<(usize, Option<usize>)> {
+        AisFlags::resolve(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,23 +168,6 @@ mod tests {
         assert_eq!(parse_threads(&max.to_string()), Ok(max));
         let err = parse_threads(&(max + 1).to_string()).unwrap_err();
         assert!(err.contains("4 threads per core"), "{err}");
-    }
-
-    #[test]
-    fn binarize_values() {
-        assert_eq!(parse_binarize("none"), Ok(BinarizeArg::None));
-        assert_eq!(
-            parse_binarize("threshold:-0.5"),
-            Ok(BinarizeArg::Threshold(-0.5))
-        );
-        assert!(parse_binarize("threshold:nan").is_err());
-        assert!(parse_binarize("half").is_err());
-        let b = BinarizeArgs {
-            binarize: BinarizeArg::Threshold(127.0),
-        };
-        assert_eq!(format!("{b:?}"), "Threshold(127.0)");
-        assert_eq!(b.resolve(1), Binarize::Threshold(127.0));
-        assert!(!b.is_random());
     }
 
     #[test]

@@ -1,33 +1,11 @@
 //! Exit status and the one-line error message.
 
-use std::fmt;
+pub use boltzkit_repro::guard::UsageError;
 
 /// Exit status of a failure at run time (unreadable data, I/O, divergence).
 pub const RUNTIME_FAILURE: u8 = 1;
 /// Exit status of a usage error (flags that do not make sense together or out of range).
 pub const USAGE_ERROR: u8 = 2;
-
-/// A usage error found after parsing (e.g. `--truth` with too many variables): exits 2.
-///
-/// Return it as `Err(UsageError::new("...").into())` or with `anyhow::bail!(UsageError::new(..))`;
-/// context added on top keeps the exit status.
-#[derive(Debug)]
-pub struct UsageError(String);
-
-impl UsageError {
-    /// A usage error with this message (name the flag and the allowed values).
-    pub fn new(message: impl Into<String>) -> Self {
-        UsageError(message.into())
-    }
-}
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
 
 /// The exit status for `err`: 130 after an interrupt ([`crate::interrupt::Interrupted`]), 2 when
 /// a [`UsageError`] or an invalid library setting

@@ -14,6 +14,8 @@
 
 use crate::args::CommonArgs;
 use anyhow::Context;
+pub use boltzkit_repro::cli::f32_value;
+use boltzkit_repro::cli::Outcome;
 use serde_json::Value;
 use std::io::Write;
 use std::sync::OnceLock;
@@ -24,14 +26,6 @@ use std::time::Instant;
 pub fn started() -> Instant {
     static START: OnceLock<Instant> = OnceLock::new();
     *START.get_or_init(Instant::now)
-}
-
-/// An `f32` setting as the user typed it (`0.02`, not `0.019999999552965164`): its shortest
-/// decimal form read back as an f64.
-pub fn f32_value(x: f32) -> Value {
-    x.to_string()
-        .parse::<f64>()
-        .map_or(Value::Null, Value::from)
 }
 
 /// The JSON error object printed on stdout when a `--json` run fails:
@@ -126,6 +120,37 @@ impl Summary {
         out.write_all(text.as_bytes())
             .and_then(|_| out.flush())
             .context("writing the summary to stdout")
+    }
+}
+
+/// Prints a command's outcome as its summary ([`Summary::emit`]): the serialized result's
+/// fields (all with `--json`; in the human form only the short ones, numbers, strings and
+/// lists of them, as the tables went to stdout), then its further fields; then fails with
+/// the outcome's failure, if any.
+pub fn emit(outcome: Outcome, common: &CommonArgs) -> anyhow::Result<()> {
+    let mut summary = Summary::new(outcome.command, outcome.seed);
+    if let Some(report) = outcome.report {
+        let Value::Object(fields) = report else {
+            anyhow::bail!("a report must serialize to a JSON object");
+        };
+        let short = |v: &Value| match v {
+            Value::Array(items) => items.iter().all(|x| !(x.is_array() || x.is_object())),
+            Value::Object(_) => false,
+            _ => true,
+        };
+        for (k, v) in fields {
+            if common.json || (short(&v) && !k.ends_with("markdown")) {
+                summary.set(k, v);
+            }
+        }
+    }
+    for (key, value) in outcome.fields {
+        summary.set(key, value);
+    }
+    summary.emit(common)?;
+    match outcome.failure {
+        Some(why) => anyhow::bail!(why),
+        None => Ok(()),
     }
 }
 

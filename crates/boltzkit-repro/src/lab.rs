@@ -12,6 +12,15 @@ use boltzkit::rng::derive_seed;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
+/// Estimator names in the one notation (`cd-1`, `popcd-1-loo`, ...); an unknown one is an
+/// invalid setting (exit status 2 on the command line) under `flag`, e.g. `--estimators`.
+pub fn parse_estimators(flag: &str, names: &[String]) -> anyhow::Result<Vec<Algorithm>> {
+    names
+        .iter()
+        .map(|n| n.parse::<Algorithm>().with_context(|| flag.to_string()))
+        .collect()
+}
+
 /// A stable 64-bit key of a name (FNV-1a), for seeds that follow names.
 pub fn name_key(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {

@@ -1,5 +1,6 @@
 //! The paper protocols of boltzkit: each reproduced paper is one module shaped
-//! plan → run → result → writers.
+//! plan → run → result → writers; and, in [`cli`], the flags and wiring of the commands that
+//! run this crate's work, so that the `boltzkit` binary only parses, wires and prints.
 //!
 //! | module | paper | plan | result |
 //! |---|---|---|---|
@@ -8,6 +9,9 @@
 //! | [`sdcp`] | Upadhya & Sastry, S-DCP and CS-DCP (Sec. 4, Figs. 1-3) | [`sdcp::SdcpPlan`] | [`sdcp::SdcpReport`] |
 //! | [`frank_wolfe`] | Ping, Liu & Ihler, infinite RBMs by Frank-Wolfe (Figs. 1-2) | [`frank_wolfe::FwPlan`] | [`frank_wolfe::FwReport`] |
 //! | [`popcd`] | Krause, Fischer & Igel, population-CD (Figs. 1-2, Table 1) | [`popcd::PopcdPlan`] | [`popcd::PopcdReport`] |
+//! | [`bench`](mod@bench) | the timings of `boltzkit bench` (BENCHMARKS.md): RBM epochs, AIS, exact ln Z | | [`bench::Timings`] |
+//! | [`cli`] | the flags (clap) and wiring of `boltzkit repro`, `gen`, `lab` and `bench`, each returning an [`cli::Outcome`] | | |
+//! | [`guard`] | refusals before any work (outputs that are inputs, memory, widths): [`guard::UsageError`] | | |
 //! | [`lab`] | the gradient lab's parallel runner and tables (used by `popcd` and `boltzkit lab`) | | |
 //! | [`plot`] | PNG line charts and image tiles (the figures, and `boltzkit rbm plot`) | | |
 //! | [`data`] | where the real data sets are (`shared/data`), binary readers | | |
@@ -30,11 +34,14 @@
 //! Errors are `anyhow::Error` with context naming the dataset, trial or file at fault: the
 //! protocols are applications of the library, and their callers print the chain.
 
+pub mod bench;
 pub mod bslm;
+pub mod cli;
 pub mod data;
 pub mod demo;
 pub mod frank_wolfe;
 pub mod fsll;
+pub mod guard;
 pub mod lab;
 pub mod plot;
 pub mod popcd;

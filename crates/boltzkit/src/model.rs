@@ -125,6 +125,16 @@ pub enum Sampler {
     Gibbs(Option<usize>),
 }
 
+impl Sampler {
+    /// `exact` or `gibbs`, as summaries name the sampler used.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sampler::Exact => "exact",
+            Sampler::Gibbs(_) => "gibbs",
+        }
+    }
+}
+
 impl Sampling {
     /// The sampler for a model where exact sampling is (not) `affordable`.
     pub fn resolve(&self, affordable: bool) -> Sampler {

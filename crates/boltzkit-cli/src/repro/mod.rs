@@ -164,12 +164,60 @@ impl Drop for ReproProgress {
     }
 }
 
-/// An indicatif bar counting the protocol's steps (for commands that draw their own bar).
-pub struct BarProgress<'b>(pub &'b ProgressBar);
+/// [`Progress`] as the commands outside `repro` draw it: a plain bar (a spinner for a stage
+/// of unknown length) per stage, which off a terminal writes a line only once the stage has
+/// run a while ([`progress::bar`]); notes go to stderr unless `--quiet`.
+pub struct Bars {
+    quiet: bool,
+    bar: Mutex<ProgressBar>,
+}
 
-impl Progress for BarProgress<'_> {
+impl Bars {
+    /// No stage yet.
+    pub fn new(quiet: bool) -> Self {
+        Bars {
+            quiet,
+            bar: Mutex::new(ProgressBar::hidden()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ProgressBar> {
+        self.bar.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Progress for Bars {
+    fn stage(&self, label: &str, len: Option<u64>) {
+        let mut bar = self.lock();
+        bar.finish_and_clear();
+        *bar = match len {
+            Some(n) => progress::bar(n, label, self.quiet),
+            None => progress::spinner(label, self.quiet),
+        };
+    }
+
     fn advance(&self, n: u64) {
-        self.0.inc(n);
+        self.lock().inc(n);
+    }
+
+    fn set_position(&self, pos: u64) {
+        self.lock().set_position(pos);
+    }
+
+    fn note(&self, line: &str) {
+        if !self.quiet {
+            self.lock().suspend(|| eprintln!("{line}"));
+        }
+    }
+
+    fn finish(&self) {
+        self.lock().finish_and_clear();
+    }
+}
+
+impl Drop for Bars {
+    fn drop(&mut self) {
+        self.lock().finish_and_clear();
     }
 }
 
@@ -191,8 +239,9 @@ mod tests {
         assert_eq!(p.lock().pos, 1);
         p.finish();
         assert!(!p.lock().active);
-        let bar = ProgressBar::hidden();
-        BarProgress(&bar).advance(2);
-        assert_eq!(bar.position(), 2);
+        let bars = Bars::new(true);
+        bars.stage("runs", Some(3));
+        bars.advance(2);
+        assert_eq!(bars.lock().position(), 2);
     }
 }

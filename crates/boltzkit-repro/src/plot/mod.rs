@@ -6,6 +6,7 @@
 //! | [`Chart`], [`Series`], [`line_chart`] | one line chart: series with optional ± bands, labelled reference lines, legend |
 //! | [`chart_panels`] | several charts in one PNG, `cols` panels per row |
 //! | [`TileGrid`], [`image_grid`] | grayscale tiles (e.g. columns of W as images) in a grid |
+//! | [`model`] | `rbm plot`'s pictures: a metric log's curves, an RBM's filters and reconstructions |
 //!
 //! Charts are drawn by `plotters` into an RGB buffer, text in the DejaVu Sans font compiled into
 //! the binary (no system font is read); tiles are painted directly. Every PNG is encoded by the
@@ -22,6 +23,7 @@
 //! ```
 
 mod chart;
+pub mod model;
 mod tiles;
 
 pub use chart::{chart_panels, line_chart, Chart, Series, PANEL};

@@ -1,8 +1,8 @@
 //! Cheap training monitors for an [`Rbm`], each deterministic and documented as what it is:
 //! neither estimates the log-likelihood (use [`super::exact`] for that).
 //!
-//! - [`reconstruction_error`]: mean-field reconstruction `v → p(h|v) → σ(b + W·p(h|v))`, the
-//!   squared error per sample.
+//! - [`reconstruction_error`]: the squared error per sample of the
+//!   [`mean_field_reconstruction`] `v → p(h|v) → σ(b + W·p(h|v))`.
 //! - [`pseudo_log_likelihood`]: the average over samples of `Σ_i ln p(v_i | v_{−i})`, summed
 //!   over *all* visible units (not one random unit scaled up), in `f64`.
 
@@ -38,27 +38,36 @@ fn average(data: &Dataset, f: impl Fn(&[u8]) -> f64 + Sync) -> f64 {
     vals.iter().sum::<f64>() / vals.len() as f64
 }
 
-/// The mean over samples of `Σ_i (v_i − r_i)²` with the mean-field reconstruction
-/// `r = σ(b + W·p(h | v))` (no sampling, so the value is deterministic).
+/// The mean-field reconstruction `r = σ(b + W·σ(c + Wᵀv))` of one binary row `v` (no
+/// sampling: deterministic), in `f64`: what [`reconstruction_error`] measures and
+/// `rbm plot --what reconstructions` draws.
+pub fn mean_field_reconstruction(rbm: &Rbm, v: &[u8]) -> Vec<f64> {
+    let nh = rbm.n_hidden();
+    let mut ph = vec![0.0f64; nh];
+    hidden_input(rbm, v, &mut ph);
+    ph.iter_mut().for_each(|x| *x = sigmoid_f64(*x));
+    (0..v.len())
+        .map(|i| {
+            let row = &rbm.w()[i * nh..(i + 1) * nh];
+            let a = f64::from(rbm.b()[i])
+                + row
+                    .iter()
+                    .zip(&ph)
+                    .map(|(&w, &p)| f64::from(w) * p)
+                    .sum::<f64>();
+            sigmoid_f64(a)
+        })
+        .collect()
+}
+
+/// The mean over samples of `Σ_i (v_i − r_i)²` with the [`mean_field_reconstruction`] `r`.
 pub fn reconstruction_error(rbm: &Rbm, data: &Dataset) -> Result<f64> {
     super::exact::check_data_for(rbm, data, "RBM monitor")?;
-    let nh = rbm.n_hidden();
     Ok(average(data, |v| {
-        let mut ph = vec![0.0f64; nh];
-        hidden_input(rbm, v, &mut ph);
-        ph.iter_mut().for_each(|x| *x = sigmoid_f64(*x));
-        v.iter()
-            .enumerate()
-            .map(|(i, &vi)| {
-                let row = &rbm.w()[i * nh..(i + 1) * nh];
-                let a = f64::from(rbm.b()[i])
-                    + row
-                        .iter()
-                        .zip(&ph)
-                        .map(|(&w, &p)| f64::from(w) * p)
-                        .sum::<f64>();
-                (f64::from(vi) - sigmoid_f64(a)).powi(2)
-            })
+        mean_field_reconstruction(rbm, v)
+            .iter()
+            .zip(v)
+            .map(|(r, &vi)| (f64::from(vi) - r).powi(2))
             .sum()
     }))
 }

@@ -1,20 +1,17 @@
 //! `boltzkit rbm plot`: learning curves from a `rbm fit --log` file, or weight filters,
-//! samples and reconstructions of a model, as one PNG.
+//! samples and reconstructions of a model, as one PNG. The pictures are drawn by
+//! `boltzkit_repro::plot` (its `model` module); this file parses the flags and wires.
 
 use super::{check_vars, gibbs_samples, load_binary};
 use crate::args::BinarizeArgs;
 use crate::args::CommonArgs;
 use crate::exit::UsageError;
 use crate::report::Summary;
-use boltzkit::io::MetricLog;
 use boltzkit::rbm::file::load_rbm;
-use boltzkit::rbm::{fill_batch, Rbm};
 use boltzkit::rng::derive_seed;
-use boltzkit_repro::plot::{
-    chart_panels, image_grid, line_chart, Chart, Normalize, PixelOrder, Series,
-};
+use boltzkit_repro::plot::model::{draw_metric_log, filters, reconstruction_pairs, tile_shape};
+use boltzkit_repro::plot::{image_grid, Normalize, PixelOrder};
 use clap::{Args, ValueEnum};
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The `--help` text of `rbm plot`.
@@ -137,59 +134,13 @@ impl PlotArgs {
     fn curves(&self, log: &Path) -> anyhow::Result<()> {
         self.common.init_threads()?;
         let mut summary = Summary::new("rbm plot", None);
-        let records = MetricLog::read(log)?;
-        let names: BTreeSet<&String> = records.iter().flat_map(|r| r.metrics.keys()).collect();
-        let drawable = |name: &str| {
-            records.iter().any(|r| {
-                r.metrics.get(name).is_some_and(|v| v.is_finite()) && (!self.log_x || r.epoch > 0)
-            })
-        };
-        // measurements in name order, then the learning-rate schedule
-        let (mut shown, skipped): (Vec<&String>, Vec<&String>) =
-            names.into_iter().partition(|n| drawable(n));
-        shown.sort_by_key(|n| *n == "lr");
-        if shown.is_empty() {
-            anyhow::bail!(
-                "{}: no metric has a finite value to draw ({} records{})",
-                log.display(),
-                records.len(),
-                if self.log_x { ", epochs > 0" } else { "" }
-            );
-        }
-        let charts: Vec<Chart> = shown
-            .iter()
-            .map(|&name| {
-                let points = records
-                    .iter()
-                    .map(|r| {
-                        let v = r.metrics.get(name).copied().unwrap_or(f64::NAN);
-                        (r.epoch as f64, v)
-                    })
-                    .collect();
-                Chart::new(name.as_str())
-                    .x_label("epoch")
-                    .y_label(name.as_str())
-                    .log_x(self.log_x)
-                    .series(Series::new(name.as_str(), points))
-            })
-            .collect();
-        if charts.len() == 1 {
-            line_chart(&self.output, &charts[0])?;
-        } else {
-            chart_panels(&self.output, &charts, 2)?;
-        }
+        let drawn = draw_metric_log(log, self.log_x, &self.output)?;
         summary
             .set("what", "curves")
             .set("log", log.display().to_string())
-            .set("records", records.len())
-            .set(
-                "metrics",
-                shown.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-            )
-            .set(
-                "skipped",
-                skipped.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-            )
+            .set("records", drawn.records)
+            .set("metrics", drawn.metrics)
+            .set("skipped", drawn.skipped)
             .set("output", self.output.display().to_string());
         summary.emit(&self.common)
     }
@@ -266,115 +217,5 @@ impl PlotArgs {
             .set("height", height)
             .set("output", self.output.display().to_string());
         summary.emit(&self.common)
-    }
-}
-
-/// The image shape of a visible vector of `n_visible` units: `--shape HxW`, or the square.
-fn tile_shape(shape: Option<&str>, n_visible: usize) -> anyhow::Result<(usize, usize)> {
-    let Some(text) = shape else {
-        let side = (n_visible as f64).sqrt().round() as usize;
-        if side * side == n_visible {
-            return Ok((side, side));
-        }
-        let h = (1..=side)
-            .rev()
-            .find(|h| n_visible.is_multiple_of(*h))
-            .unwrap_or(1);
-        return Err(UsageError::new(format!(
-            "the model has {n_visible} visible units, not a perfect square: give --shape HxW \
-             (e.g. --shape {h}x{})",
-            n_visible / h
-        ))
-        .into());
-    };
-    let parsed = text
-        .split_once(['x', 'X', '×'])
-        .and_then(|(h, w)| Some((h.trim().parse().ok()?, w.trim().parse().ok()?)))
-        .filter(|&(h, w): &(usize, usize)| h > 0 && w > 0);
-    let Some((h, w)) = parsed else {
-        return Err(UsageError::new(format!(
-            "--shape `{text}`: expected HxW with positive whole numbers, e.g. 28x28"
-        ))
-        .into());
-    };
-    if h.checked_mul(w) != Some(n_visible) {
-        return Err(UsageError::new(format!(
-            "--shape {h}x{w} has {} pixels, the model has {n_visible} visible units",
-            h.saturating_mul(w)
-        ))
-        .into());
-    }
-    Ok((h, w))
-}
-
-/// The weight columns `W[:, j]`, `j < k`, one after another.
-fn filters(rbm: &Rbm, k: usize) -> Vec<f32> {
-    let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
-    (0..k)
-        .flat_map(|j| (0..nv).map(move |i| rbm.w()[i * nh + j]))
-        .collect()
-}
-
-/// The first `k` data rows, each followed by its mean-field reconstruction
-/// `σ(b + W·σ(c + Wᵀv))`.
-fn reconstruction_pairs(
-    rbm: &Rbm,
-    data: &boltzkit::data::Dataset,
-    k: usize,
-) -> anyhow::Result<Vec<f32>> {
-    let nv = rbm.n_visible();
-    let rows: Vec<usize> = (0..k).collect();
-    let mut v = vec![0f32; k * nv];
-    fill_batch(data, &rows, &mut v)?;
-    let mut ph = vec![0f32; k * rbm.n_hidden()];
-    rbm.hidden_probs(&v, &mut ph)?;
-    let mut pv = vec![0f32; k * nv];
-    rbm.visible_probs(&ph, &mut pv)?;
-    Ok(v.chunks_exact(nv)
-        .zip(pv.chunks_exact(nv))
-        .flat_map(|(a, b)| a.iter().chain(b).copied())
-        .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::exit::{code, USAGE_ERROR};
-
-    #[test]
-    fn shapes_default_to_squares_and_bad_ones_are_usage_errors() {
-        assert_eq!(tile_shape(None, 784).unwrap(), (28, 28));
-        assert_eq!(tile_shape(None, 9).unwrap(), (3, 3));
-        assert_eq!(tile_shape(Some("20x16"), 320).unwrap(), (20, 16));
-        assert_eq!(tile_shape(Some("2×3"), 6).unwrap(), (2, 3));
-        let e = tile_shape(None, 320).unwrap_err();
-        assert_eq!(code(&e), USAGE_ERROR);
-        assert!(e.to_string().contains("--shape 16x20"), "{e}");
-        for bad in ["5x5", "0x9", "abc", "3x", "x3", "-3x-3"] {
-            let e = tile_shape(Some(bad), 9).unwrap_err();
-            assert_eq!(code(&e), USAGE_ERROR, "{bad}");
-            assert!(!e.to_string().contains('\n'));
-        }
-        assert!(tile_shape(Some("99999999999x99999999999"), 9).is_err());
-    }
-
-    #[test]
-    fn filters_are_weight_columns_and_pairs_interleave() {
-        // W = [[1, 2], [3, 4], [5, 6]]: 3 visible × 2 hidden
-        let rbm = Rbm::new(3, 2, vec![1., 2., 3., 4., 5., 6.], vec![0.; 3], vec![0.; 2]).unwrap();
-        assert_eq!(filters(&rbm, 2), vec![1., 3., 5., 2., 4., 6.]);
-        assert_eq!(filters(&rbm, 1), vec![1., 3., 5.]);
-        let data =
-            boltzkit::data::Dataset::from_flat(vec![1, 0, 1, 0, 0, 0], 3, vec![2; 3]).unwrap();
-        let pairs = reconstruction_pairs(&rbm, &data, 2).unwrap();
-        assert_eq!(pairs.len(), 12);
-        assert_eq!(&pairs[..3], &[1., 0., 1.]);
-        assert_eq!(&pairs[6..9], &[0., 0., 0.]);
-        // v = 0: p(h|v) = ½, p(v_i|h) = σ(½ Σ_j W_ij)
-        let sig = |x: f32| 1.0 / (1.0 + (-x).exp());
-        for (i, &p) in pairs[9..].iter().enumerate() {
-            let row = &rbm.w()[2 * i..2 * i + 2];
-            assert!((p - sig(0.5 * (row[0] + row[1]))).abs() < 1e-6);
-        }
     }
 }
