@@ -13,7 +13,7 @@ use boltzkit::data::{write_dataset, Binarize, Dataset};
 use boltzkit::fit::{Control, Learner, Run};
 use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
 use boltzkit::fvbm::{ga, inference, mle, newton, pcd, pseudo, Convention, Fvbm, MpleParams};
-use boltzkit::model::{ExactTask, Model, Sampler, Sampling};
+use boltzkit::model::{ExactTask, Model, Sampling};
 use boltzkit::rng::{derive_seed, rng_from_seed, BkRng};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
@@ -28,10 +28,9 @@ pub fn sample_model(
     n: usize,
     rng: &mut BkRng,
 ) -> anyhow::Result<(Dataset, &'static str)> {
-    let name = match Sampling::Auto.resolve(model.exact_affordable(ExactTask::Sampling)) {
-        Sampler::Exact => "exact",
-        Sampler::Gibbs(_) => "gibbs",
-    };
+    let name = Sampling::Auto
+        .resolve(model.exact_affordable(ExactTask::Sampling))
+        .name();
     Ok((model.sample(n, &Sampling::Auto, rng)?, name))
 }
 

@@ -12,6 +12,7 @@ use crate::linalg::softplus_f64;
 use crate::model::{ExactTask, LogPartition, Model};
 use crate::optim::lbfgs::{minimize, LbfgsParams, LbfgsResult};
 use crate::rbm::model::{visible_means, BASE_RATE_EPS};
+use crate::rbm::train::early_stop::GapRule;
 use crate::rbm::{exact, Rbm};
 use crate::rng::{derive_rng, derive_seed};
 use rand::Rng;
@@ -841,7 +842,7 @@ impl<'d> FrankWolfe<'d> {
             selected: None,
         };
         let mut last_eval_units = if self.fresh { 0 } else { self.model.n_units() };
-        let mut min_gap = f64::INFINITY;
+        let mut gap_rule = GapRule::new(p.gap_tol);
         let mut grown = false;
         // the objective guard's best (units, exact training LL, model), and the iterations in
         // a row it has stayed fallen below it
@@ -909,7 +910,7 @@ impl<'d> FrankWolfe<'d> {
                 let gap = e.gap;
                 record.evaluations.push(e);
                 match gap {
-                    Some(g) if !grown && g > min_gap + p.gap_tol => {
+                    Some(g) if !grown && gap_rule.grown(g) => {
                         grown = true;
                         if p.early_stop {
                             record.stop = StopReason::EarlyStopped {
@@ -919,8 +920,7 @@ impl<'d> FrankWolfe<'d> {
                             break;
                         }
                     }
-                    Some(g) if !grown => {
-                        min_gap = min_gap.min(g);
+                    Some(_) if !grown => {
                         record.selected_units = Some(units);
                         record.selected = Some(self.model.clone());
                     }

@@ -37,8 +37,41 @@ use crate::rbm::Rbm;
 pub struct GapEarlyStop {
     train: Dataset,
     valid: Dataset,
+    rule: GapRule,
+}
+
+/// The growth rule of the train − validation gap, shared by [`GapEarlyStop`] and Frank-Wolfe's
+/// size selection: a gap has grown when it exceeds the minimum of the earlier gaps by more
+/// than `tol` nats.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GapRule {
     tol: f64,
     min: Option<f64>,
+}
+
+impl GapRule {
+    /// A rule with tolerance `tol` nats and no gap seen.
+    pub fn new(tol: f64) -> Self {
+        GapRule { tol, min: None }
+    }
+
+    /// Records `gap`; true when it rose more than `tol` above the minimum so far (which then
+    /// stays as it was).
+    pub fn grown(&mut self, gap: f64) -> bool {
+        match self.min {
+            Some(m) if gap > m + self.tol => true,
+            Some(m) if gap >= m => false,
+            _ => {
+                self.min = Some(gap);
+                false
+            }
+        }
+    }
+
+    /// The smallest gap seen so far.
+    pub fn min(&self) -> Option<f64> {
+        self.min
+    }
 }
 
 impl GapEarlyStop {
@@ -59,14 +92,13 @@ impl GapEarlyStop {
         Ok(GapEarlyStop {
             train,
             valid,
-            tol,
-            min: None,
+            rule: GapRule::new(tol),
         })
     }
 
     /// The smallest gap seen so far.
     pub fn min_gap(&self) -> Option<f64> {
-        self.min
+        self.rule.min()
     }
 }
 
@@ -86,7 +118,7 @@ impl<'a> Observer<Progress<'a>> for GapEarlyStop {
             self.train.n_vars(),
             rbm.n_visible(),
         )?;
-        self.min = None;
+        self.rule = GapRule::new(self.rule.tol);
         Ok(())
     }
 
@@ -95,19 +127,16 @@ impl<'a> Observer<Progress<'a>> for GapEarlyStop {
         p.metrics.insert("gap".into(), gap);
         p.metrics.insert("train_nfe".into(), t);
         p.metrics.insert("valid_nfe".into(), v);
-        match self.min {
-            Some(m) if gap > m + self.tol => {
-                return Ok(Control::Stop(StopReason::EarlyStopped {
-                    after: Count::epochs(p.epoch),
-                    detail: format!(
-                        "the train − validation gap {gap:.3} nats rose more than {} above its \
-                         minimum {m:.3}",
-                        self.tol
-                    ),
-                }));
-            }
-            Some(m) if gap >= m => {}
-            _ => self.min = Some(gap),
+        if self.rule.grown(gap) {
+            let m = self.rule.min().unwrap_or(gap);
+            return Ok(Control::Stop(StopReason::EarlyStopped {
+                after: Count::epochs(p.epoch),
+                detail: format!(
+                    "the train − validation gap {gap:.3} nats rose more than {} above its \
+                     minimum {m:.3}",
+                    self.rule.tol
+                ),
+            }));
         }
         Ok(Control::Continue)
     }

@@ -34,7 +34,7 @@ pub mod trainer;
 pub use algorithm::Algorithm;
 pub use cd::Cd;
 pub use centered::{from_centered, to_centered, Centered};
-pub use early_stop::{likelihood_gap, GapEarlyStop};
+pub use early_stop::{likelihood_gap, GapEarlyStop, GapRule};
 pub use learner::{CheckedRbmParams, RbmParams};
 pub use observers::{
     AisLogLikelihood, Checkpoint, ExactLogLikelihood, JsonlLog, Monitors, Observer, Progress,
