@@ -1,0 +1,50 @@
+"""boltzkit: Boltzmann machines from numpy, with scikit-learn's conventions.
+
+Estimators
+----------
+RBM            restricted Boltzmann machine, any trainer (cd, pcd, cg, sdcp, csdcp, popcd, pt)
+FrankWolfeRBM  an RBM grown one hidden unit at a time by Frank-Wolfe
+FVBM           fully visible Boltzmann machine (Ising): MPLE (newton, bslm, ga), MLE, PCD;
+               standard errors and Wald tests
+FSLL           full-span log-linear model (greedy MDL)
+
+Functions
+---------
+read_dataset   every reader of the library (npy, csv/tsv, IDX, amat; gzip)
+load           any boltzkit model file, as a fitted estimator
+log_partition  ``ln Z`` of a model, with its standard error and interval
+kl_divergence  KL(p ‖ model) against a probability table
+
+The work happens in the Rust library (``boltzkit._native``) with the GIL released; the
+results equal the ``boltzkit`` command line's for the same seed and settings. scikit-learn
+is optional: the estimators derive from its ``BaseEstimator`` when it is installed.
+"""
+
+from . import _native
+from ._base import HAVE_SKLEARN, NotFittedError
+from ._functions import kl_divergence, log_partition, read_dataset
+from ._model import load
+from ._results import Estimate, LogLikelihood, WaldTable
+from .fsll import FSLL
+from .fvbm import FVBM
+from .rbm import RBM, FrankWolfeRBM
+
+NativeModel = _native.NativeModel
+__version__ = _native.__version__
+
+__all__ = [
+    "RBM",
+    "FrankWolfeRBM",
+    "FVBM",
+    "FSLL",
+    "read_dataset",
+    "load",
+    "log_partition",
+    "kl_divergence",
+    "Estimate",
+    "LogLikelihood",
+    "WaldTable",
+    "NotFittedError",
+    "NativeModel",
+    "HAVE_SKLEARN",
+]

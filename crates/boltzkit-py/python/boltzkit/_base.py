@@ -1,0 +1,85 @@
+"""The estimator base: scikit-learn's when it is installed, a minimal twin otherwise.
+
+scikit-learn is optional at run time. When it imports, every boltzkit estimator derives
+from ``sklearn.base.BaseEstimator`` (and ``TransformerMixin`` for the RBMs), so ``clone``,
+``Pipeline``, ``GridSearchCV`` and ``check_estimator`` see an ordinary estimator. Without it,
+:class:`_MiniEstimator` provides the same ``get_params`` / ``set_params`` / ``__repr__`` /
+``__sklearn_tags__``-free behaviour from the ``__init__`` signature, and
+:class:`_MiniTransformer` the ``fit_transform`` shortcut.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import inspect
+
+from . import _native
+
+try:  # scikit-learn present: the real bases
+    from sklearn.base import BaseEstimator, TransformerMixin
+    from sklearn.exceptions import NotFittedError
+
+    HAVE_SKLEARN = True
+except ImportError:  # pragma: no cover - exercised by test_base without sklearn
+    HAVE_SKLEARN = False
+
+    class NotFittedError(ValueError, AttributeError):
+        """Raised when a method needs a fitted estimator (scikit-learn's name and bases)."""
+
+    class BaseEstimator:
+        """``get_params`` / ``set_params`` from the ``__init__`` signature, as scikit-learn."""
+
+        @classmethod
+        def _get_param_names(cls):
+            sig = inspect.signature(cls.__init__)
+            return sorted(
+                p.name
+                for p in sig.parameters.values()
+                if p.name != "self" and p.kind != p.VAR_KEYWORD
+            )
+
+        def get_params(self, deep=True):
+            """The constructor parameters by name."""
+            return {k: getattr(self, k) for k in self._get_param_names()}
+
+        def set_params(self, **params):
+            """Sets constructor parameters; an unknown name is a ValueError."""
+            valid = self._get_param_names()
+            for k, v in params.items():
+                if k not in valid:
+                    raise ValueError(
+                        f"invalid parameter {k!r} for {type(self).__name__}; "
+                        f"valid parameters: {', '.join(valid)}"
+                    )
+                setattr(self, k, v)
+            return self
+
+        def __repr__(self):
+            params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+            return f"{type(self).__name__}({params})"
+
+    class TransformerMixin:
+        """``fit_transform`` as ``fit(X).transform(X)``."""
+
+        def fit_transform(self, X, y=None, **fit_params):
+            return self.fit(X, y, **fit_params).transform(X)
+
+
+def _reduce_model(m):
+    """Pickles a native model through the bytes of its model file."""
+    return (_native.NativeModel.from_bytes, (bytes(m.to_bytes()),))
+
+
+copyreg.pickle(_native.NativeModel, _reduce_model)
+
+
+def check_fitted(est, attribute="model_"):
+    """Raises :class:`NotFittedError` unless ``est`` has been fitted."""
+    if getattr(est, attribute, None) is None:
+        raise NotFittedError(
+            f"This {type(est).__name__} instance is not fitted yet. Call 'fit' with "
+            "appropriate arguments before using this estimator."
+        )
+
+
+__all__ = ["BaseEstimator", "TransformerMixin", "NotFittedError", "HAVE_SKLEARN", "check_fitted"]

@@ -1,0 +1,205 @@
+"""What every fitted boltzkit estimator shares: the native model behind it, scoring by the
+library's ``Model`` trait, sampling, ``ln Z``, files and pickling."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import _native
+from ._base import check_fitted
+from ._results import Estimate, log_likelihood_from
+from ._validation import check_choice, check_states, seed_from, threads_from
+
+
+class ModelMixin:
+    """Methods on ``self.model_`` (a ``NativeModel``) common to every estimator.
+
+    Subclasses set ``_max_value`` (the largest state value: 1 for binary models) and may
+    override :meth:`_check_X`.
+    """
+
+    _max_value = 1
+
+    def _check_X(self, X, *, reset=False):
+        """``X`` as a ``uint8`` state matrix; after ``fit``, of the fitted width."""
+        n = None if reset else getattr(self, "n_features_in_", None)
+        binarize = getattr(self, "binarize", None)
+        return check_states(
+            X,
+            max_value=self._max_value,
+            binarize=binarize,
+            n_features=n,
+            owner=type(self).__name__,
+        )
+
+    def _threads(self):
+        return threads_from(getattr(self, "n_jobs", None))
+
+    def _call_seed(self, random_state):
+        """The seed of a sampling call: its own ``random_state``, else the estimator's."""
+        if random_state is None:
+            random_state = getattr(self, "random_state", None)
+        return seed_from(random_state)
+
+    def __sklearn_is_fitted__(self):
+        return getattr(self, "model_", None) is not None
+
+    # -- scores ---------------------------------------------------------------------------
+
+    def score_samples(self, X, method="auto", ais_chains=100, ais_steps=None, random_state=0):
+        """Log-likelihood ``ln p(x)`` of each row, in nats.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            States (0/1 for binary models).
+        method : {"auto", "exact", "ais"}, default="auto"
+            How ``ln Z`` is obtained: ``"exact"`` by enumeration, ``"ais"`` by forward
+            annealed importance sampling (RBMs; then every row shares the estimate's error),
+            ``"auto"`` exact where affordable, AIS otherwise.
+        ais_chains : int, default=100
+            AIS chains.
+        ais_steps : int or None, default=None
+            AIS intermediate distributions (None: the standard 14,500-step schedule).
+        random_state : int, default=0
+            Seed of the AIS chains.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_fitted(self)
+        X = self._check_X(X)
+        lp, _ = self.model_.log_probs(
+            X,
+            check_choice("method", method, ("auto", "exact", "ais")),
+            ais_chains,
+            ais_steps,
+            seed_from(random_state),
+            self._threads(),
+        )
+        return lp
+
+    def score(self, X, y=None):
+        """The average log-likelihood of ``X`` (nats per row), exact where affordable."""
+        return float(np.mean(self.score_samples(X)))
+
+    def log_likelihood(
+        self,
+        X,
+        method="auto",
+        ais_chains=100,
+        ais_steps=None,
+        raise_vectors=None,
+        random_state=0,
+    ):
+        """The average log-likelihood of ``X`` with its uncertainty.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        method : {"auto", "exact", "ais", "raise", "bracket"}, default="auto"
+            ``"raise"`` (conservative, RBMs) and ``"bracket"`` (the interval [RAISE, forward
+            AIS], RBMs) are for models too large to enumerate.
+        ais_chains, ais_steps : see :meth:`score_samples`
+        raise_vectors : int or None, default=None
+            RAISE on a seeded random subset of this many rows (None: all).
+        random_state : int, default=0
+
+        Returns
+        -------
+        LogLikelihood
+            ``lower`` and ``upper`` :class:`Estimate` (equal unless bracketed), ``log_z``.
+        """
+        check_fitted(self)
+        X = self._check_X(X)
+        method = check_choice("method", method, ("auto", "exact", "ais", "raise", "bracket"))
+        triple = self.model_.log_likelihood(
+            X,
+            method,
+            ais_chains,
+            ais_steps,
+            raise_vectors,
+            seed_from(random_state),
+            self._threads(),
+        )
+        return log_likelihood_from(triple, method)
+
+    def log_partition(self, method="auto", ais_chains=100, ais_steps=None, random_state=0):
+        """``ln Z`` with its standard error and interval.
+
+        Parameters
+        ----------
+        method : {"auto", "exact", "ais"}, default="auto"
+        ais_chains : int, default=100
+        ais_steps : int or None, default=None
+        random_state : int, default=0
+
+        Returns
+        -------
+        Estimate
+            ``value``, ``stderr``, ``lower``, ``upper``, ``method``.
+        """
+        check_fitted(self)
+        method = check_choice("method", method, ("auto", "exact", "ais"))
+        d = self.model_.log_partition(
+            method, ais_chains, ais_steps, seed_from(random_state), self._threads()
+        )
+        return Estimate.from_dict(d)
+
+    # -- sampling -------------------------------------------------------------------------
+
+    def sample(self, n_samples=1, n_steps=None, random_state=None):
+        """``n_samples`` states drawn from the model, as a ``uint8`` array.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+        n_steps : int or None, default=None
+            Gibbs steps per chain. RBMs are always sampled by block Gibbs from uniform
+            random states (None: 1,000 steps, as ``boltzkit rbm sample``); other models are
+            sampled exactly where affordable unless ``n_steps`` is given.
+        random_state : int, Generator or None, default=None
+            None: the estimator's ``random_state``.
+        """
+        check_fitted(self)
+        n = check_states_count(n_samples)
+        return self.model_.sample(n, self._call_seed(random_state), n_steps, self._threads())
+
+    # -- files ----------------------------------------------------------------------------
+
+    def save(self, path):
+        """Writes the model file (safetensors, the format the CLI writes and reads)."""
+        check_fitted(self)
+        self.model_.save(os.fspath(path))
+        return self
+
+    @property
+    def metadata_(self):
+        """The metadata of the model file (settings, seed, algorithm, ``format``)."""
+        check_fitted(self)
+        return dict(self.model_.metadata)
+
+
+def check_states_count(n):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n_samples must be an int >= 1, got {n!r}")
+    return int(n)
+
+
+def from_native(model):
+    """The estimator of the right class holding ``model`` (a ``NativeModel``)."""
+    from .fsll import FSLL
+    from .fvbm import FVBM
+    from .rbm import RBM, FrankWolfeRBM
+
+    cls = {"rbm": RBM, "frank-wolfe": FrankWolfeRBM, "fvbm": FVBM, "fsll": FSLL}[model.kind]
+    return cls._from_native(model)
+
+
+def load(path):
+    """Reads any boltzkit model file (written by ``save`` or by the CLI) as a fitted
+    estimator: :class:`RBM`, :class:`FrankWolfeRBM`, :class:`FVBM` or :class:`FSLL`."""
+    return from_native(_native.NativeModel.load(os.fspath(path)))

@@ -1,0 +1,459 @@
+"""Restricted Boltzmann machines: :class:`RBM` (every trainer of the library) and
+:class:`FrankWolfeRBM` (an RBM grown one hidden unit at a time)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from . import _native
+from ._base import BaseEstimator, TransformerMixin, check_fitted
+from ._model import ModelMixin
+from ._results import parse_record, progress_hook
+from ._validation import check_choice, check_number, check_states, seed_from
+
+ALGORITHMS = "cd-K, pcd-K, cg-K, sdcp-D-K, csdcp-D-K, popcd-K, popcd-K-loo, pt-M, pt-M-K"
+
+
+class _RbmMixin(ModelMixin):
+    """What both RBM estimators answer: features, Gibbs steps, the parameters."""
+
+    def transform(self, X):
+        """Hidden-unit expectations ``E[h | v] = p(h_j = 1 | v)``, the learned features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_hidden), float32
+        """
+        check_fitted(self)
+        return self.model_.hidden_probs(self._check_X(X), self._threads())
+
+    def gibbs(self, v, random_state=None):
+        """One block-Gibbs step from each row of ``v``: ``h ~ p(h|v)``, then ``v ~ p(v|h)``.
+
+        Parameters
+        ----------
+        v : array-like of shape (n_samples, n_features)
+        random_state : int, Generator or None, default=None
+            None: the estimator's ``random_state`` (an int gives the same draw every call).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features), uint8
+        """
+        check_fitted(self)
+        return self.model_.gibbs(self._check_X(v), self._call_seed(random_state), self._threads())
+
+    def _params(self):
+        check_fitted(self)
+        return self.model_.rbm_params()
+
+    @property
+    def components_(self):
+        """Weights ``W`` transposed, shape (n_hidden, n_features), as scikit-learn's."""
+        return np.ascontiguousarray(self._params()[0].T)
+
+    @property
+    def intercept_visible_(self):
+        """Visible biases ``b``, shape (n_features,)."""
+        return self._params()[1]
+
+    @property
+    def intercept_hidden_(self):
+        """Hidden biases ``c``, shape (n_hidden,)."""
+        return self._params()[2]
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"requires_positive_X": False, "X_types": ["2darray"]}
+
+
+class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
+    """Restricted Boltzmann machine with binary (0/1) units, trained by any of the library's
+    trainers.
+
+    The energy is ``E(v, h) = -vᵀWh - bᵀv - cᵀh``. A fresh model starts from small random
+    weights (sd 0.01) and the data's base-rate visible biases, as ``boltzkit rbm fit``; with
+    the same ``random_state`` and settings, ``fit`` gives the CLI's model bit for bit.
+
+    Ported from ``sklearn.neural_network.BernoulliRBM`` by a rename (``n_components`` →
+    ``n_hidden``, ``n_iter`` → ``n_epochs``): ``fit``, ``partial_fit``, ``transform``,
+    ``score_samples`` and ``gibbs`` have the same names. One difference: our
+    ``score_samples`` is the log-likelihood ``ln p(v)`` (exact when the smaller layer is small
+    enough, AIS otherwise, ``method=`` to choose), theirs a one-unit pseudo-likelihood.
+
+    Parameters
+    ----------
+    n_hidden : int, default=256
+        Number of hidden units.
+    algo : str, default="pcd-1"
+        The trainer in the library's notation: ``cd-K`` (contrastive divergence, K Gibbs
+        steps), ``pcd-K`` (persistent CD), ``cg-K`` (centered gradient), ``sdcp-D-K``
+        (stochastic difference-of-convex programming, D inner steps), ``csdcp-D-K``
+        (centered S-DCP), ``popcd-K`` / ``popcd-K-loo`` (population CD), ``pt-M`` /
+        ``pt-M-K`` (parallel tempering, M replicas).
+    learning_rate : float, default=0.01
+        Step size (the first epoch's with ``learning_rate_end``).
+    learning_rate_end : float or None, default=None
+        Last epoch's step size: a linear schedule from ``learning_rate``.
+    batch_size : int, default=100
+        Rows per mini-batch; 0 is the full batch.
+    n_epochs : int, default=100
+        Passes over the data.
+    momentum : float, default=0.0
+        Momentum in [0, 1).
+    weight_decay : float, default=0.0
+        L2 penalty on ``W``.
+    binarize : float or None, default=None
+        None: ``X`` must hold 0/1 values. A number ``T``: a value above ``T`` becomes 1,
+        any other 0 (e.g. 0.5 for grayscale in [0, 1]), in every method.
+    monitor : {None, "exact", "ais"}, default=None
+        The training log-likelihood computed every ``eval_every`` epochs and recorded in
+        ``history_`` (``"exact"`` needs a layer of at most about 25 units).
+    eval_every : int, default=1
+        Epochs between evaluations (monitor, ``verbose`` lines, ``callback`` calls).
+    verbose : int, default=0
+        Print one line per evaluation to stderr.
+    callback : callable or None, default=None
+        ``callback(info)`` per evaluation, ``info`` a dict with ``epoch``, ``step``,
+        ``wall_s``, ``learning_rate``, ``metrics``; returning ``False`` stops training (the
+        model so far is kept); an exception stops it and is raised from ``fit``.
+    random_state : int, RandomState, Generator or None, default=None
+        Seed of the initialization, the mini-batch order and the chains (the CLI's
+        ``--seed``). None draws a fresh seed, recorded in ``seed_``.
+    n_jobs : int or None, default=None
+        Worker threads (None or -1: all cores). Results do not depend on it.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_hidden, n_features)
+    intercept_visible_ : ndarray of shape (n_features,)
+    intercept_hidden_ : ndarray of shape (n_hidden,)
+    n_features_in_ : int
+    seed_ : int
+        The seed the last ``fit`` used.
+    stop_reason_ : str
+        Why training stopped (all epochs done, diverged, interrupted, ...).
+    history_ : list of dict
+        The monitored metrics per evaluation.
+    model_ : NativeModel
+        The fitted model (file format of ``boltzkit rbm``).
+
+    Examples
+    --------
+    >>> import numpy as np, boltzkit
+    >>> X = (np.random.default_rng(0).random((200, 9)) < 0.3).astype(np.uint8)
+    >>> rbm = boltzkit.RBM(n_hidden=4, n_epochs=20, learning_rate=0.1, random_state=1).fit(X)
+    >>> rbm.transform(X).shape
+    (200, 4)
+    >>> float(rbm.score(X)) < 0
+    True
+    """
+
+    def __init__(
+        self,
+        n_hidden=256,
+        algo="pcd-1",
+        learning_rate=0.01,
+        learning_rate_end=None,
+        batch_size=100,
+        n_epochs=100,
+        momentum=0.0,
+        weight_decay=0.0,
+        binarize=None,
+        monitor=None,
+        eval_every=1,
+        verbose=0,
+        callback=None,
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.n_hidden = n_hidden
+        self.algo = algo
+        self.learning_rate = learning_rate
+        self.learning_rate_end = learning_rate_end
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.binarize = binarize
+        self.monitor = monitor
+        self.eval_every = eval_every
+        self.verbose = verbose
+        self.callback = callback
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        check_number("n_hidden", self.n_hidden, low=1, integer=True)
+        check_number("n_epochs", self.n_epochs, low=1, integer=True)
+        check_number("batch_size", self.batch_size, low=0, integer=True)
+        check_number("eval_every", self.eval_every, low=1, integer=True)
+        check_number("learning_rate", self.learning_rate)
+        check_number("learning_rate_end", self.learning_rate_end, allow_none=True)
+        check_number("momentum", self.momentum)
+        check_number("weight_decay", self.weight_decay)
+        check_number("binarize", self.binarize, allow_none=True)
+        check_choice("monitor", self.monitor, (None, "exact", "ais"))
+        if not isinstance(self.algo, str):
+            raise ValueError(f"algo must be a string such as 'pcd-1' ({ALGORITHMS})")
+
+    def fit(self, X, y=None):
+        """Trains a fresh RBM on ``X``; returns ``self``.
+
+        Ctrl-C stops training after the current update: the estimator keeps the last good
+        model, then ``KeyboardInterrupt`` is raised.
+        """
+        self._check_params()
+        X = self._check_X(X, reset=True)
+        seed = seed_from(self.random_state)
+        self._train(X, seed, init=None, n_epochs=self.n_epochs)
+        self.seed_ = seed
+        self.n_partial_fits_ = 0
+        return self
+
+    def partial_fit(self, X, y=None):
+        """One epoch on ``X`` (one mini-batch per ``batch_size`` rows), starting from the
+        current model (a fresh one on the first call); returns ``self``.
+
+        Each call seeds its epoch from ``random_state`` and the number of calls so far, so a
+        sequence of calls is reproducible. Persistent chains restart at each call.
+        """
+        self._check_params()
+        fitted = getattr(self, "model_", None) is not None
+        X = self._check_X(X, reset=not fitted)
+        if not fitted:
+            self.seed_ = seed_from(self.random_state)
+            self.n_partial_fits_ = 0
+        seed = (self.seed_ + 0x9E3779B97F4A7C15 * (self.n_partial_fits_ + 1)) % 2**64
+        self._train(X, seed, init=self.model_ if fitted else None, n_epochs=1)
+        self.n_partial_fits_ += 1
+        return self
+
+    def _train(self, X, seed, init, n_epochs):
+        hook = progress_hook("RBM", self.verbose, self.callback)
+        model, record, exc = _native.fit_rbm(
+            X,
+            int(self.n_hidden),
+            self.algo,
+            float(self.learning_rate),
+            None if self.learning_rate_end is None else float(self.learning_rate_end),
+            int(n_epochs),
+            int(self.batch_size),
+            float(self.momentum),
+            float(self.weight_decay),
+            seed,
+            init,
+            self.monitor or "none",
+            int(self.eval_every),
+            hook,
+            self._threads(),
+        )
+        record = parse_record(record)
+        self.model_ = model
+        self.n_features_in_ = X.shape[1]
+        self.record_ = record
+        self.stop_reason_ = record["stop_reason"]
+        self.history_ = record["history"]
+        if exc is not None:
+            raise exc
+
+    @classmethod
+    def _from_native(cls, model):
+        W, _, _ = model.rbm_params()
+        meta = model.metadata
+        est = cls(n_hidden=W.shape[1], algo=meta.get("algorithm", "pcd-1"))
+        if "seed" in meta:
+            est.random_state = int(meta["seed"])
+            est.seed_ = int(meta["seed"])
+        settings = json.loads(meta.get("settings", "{}") or "{}")
+        for key, attr in (("lr", "learning_rate"), ("epochs", "n_epochs")):
+            if isinstance(settings.get(key), (int, float)):
+                setattr(est, attr, settings[key])
+        est.model_ = model
+        est.n_features_in_ = W.shape[0]
+        est.stop_reason_ = meta.get("stop_reason")
+        return est
+
+
+class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
+    """An RBM grown by Frank-Wolfe, one hidden unit per iteration (Ping, Liu & Ihler 2016).
+
+    Each iteration adds the unit that best improves the likelihood's linearization (the
+    Eq. 9 subproblem, by L-BFGS) and re-fits the visible biases (Eq. 10). With a validation
+    set the train/validation gap is evaluated every ``eval_every`` units and the size where
+    it is smallest is selected.
+
+    Parameters
+    ----------
+    max_units : int, default=100
+        Units to grow (``T``).
+    lambda_ : float, default=0.1
+        ``λ`` of Eqs. 6 and 9 (the weights' norm bound).
+    bias_learning_rate : float, default=0.5
+        ``η`` of Eq. 10.
+    n_chains : int, default=2000
+        Persistent chains of the sampler.
+    gibbs_steps : int, default=1
+        Gibbs transitions per draw.
+    lbfgs_iterations : int, default=50
+    lbfgs_tol : float, default=1e-5
+    subproblem_starts : int, default=1
+        Random starts of the subproblem (the best kept).
+    bias_steps : int, default=20
+    bias_tol : float, default=0.015
+    away_steps : bool, default=False
+        Allow away steps (removing a unit).
+    free_alpha : float or None, default=None
+        A step for a free ``α`` (fractional RBM); None keeps ``α`` = units (a standard RBM).
+    eval_every : int, default=10
+        Units between size evaluations.
+    early_stop : bool, default=False
+        Stop once the train − validation gap grows by ``gap_tol`` (needs ``X_valid``).
+    gap_tol : float, default=5.0
+    binarize : float or None, default=None
+        As :class:`RBM`.
+    verbose : int, default=0
+    callback : callable or None, default=None
+        ``callback(info)`` after every iteration (``iteration``, ``units``, ``alpha``,
+        ``wall_s``, ``evaluation``, ``metrics``); ``False`` stops growing.
+    random_state : int, RandomState, Generator or None, default=None
+    n_jobs : int or None, default=None
+
+    Attributes
+    ----------
+    n_units_ : int
+        Units grown.
+    selected_units_ : int or None
+        The size selected by the validation gap (with ``X_valid``).
+    selected_model_ : NativeModel or None
+        The model of that size.
+    gap_curve_ : list of (units, gap)
+        The train − validation gap at each evaluation.
+    components_, intercept_visible_, intercept_hidden_ : as :class:`RBM`
+    """
+
+    def __init__(
+        self,
+        max_units=100,
+        lambda_=0.1,
+        bias_learning_rate=0.5,
+        n_chains=2000,
+        gibbs_steps=1,
+        lbfgs_iterations=50,
+        lbfgs_tol=1e-5,
+        subproblem_starts=1,
+        bias_steps=20,
+        bias_tol=0.015,
+        away_steps=False,
+        free_alpha=None,
+        eval_every=10,
+        early_stop=False,
+        gap_tol=5.0,
+        binarize=None,
+        verbose=0,
+        callback=None,
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.max_units = max_units
+        self.lambda_ = lambda_
+        self.bias_learning_rate = bias_learning_rate
+        self.n_chains = n_chains
+        self.gibbs_steps = gibbs_steps
+        self.lbfgs_iterations = lbfgs_iterations
+        self.lbfgs_tol = lbfgs_tol
+        self.subproblem_starts = subproblem_starts
+        self.bias_steps = bias_steps
+        self.bias_tol = bias_tol
+        self.away_steps = away_steps
+        self.free_alpha = free_alpha
+        self.eval_every = eval_every
+        self.early_stop = early_stop
+        self.gap_tol = gap_tol
+        self.binarize = binarize
+        self.verbose = verbose
+        self.callback = callback
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y=None, X_valid=None):
+        """Grows the model on ``X`` (``X_valid``: the validation rows of size selection);
+        returns ``self``. Ctrl-C keeps the units grown so far, then raises
+        ``KeyboardInterrupt``."""
+        for name in ("max_units", "n_chains", "gibbs_steps", "lbfgs_iterations"):
+            check_number(name, getattr(self, name), low=1, integer=True)
+        check_number("eval_every", self.eval_every, low=0, integer=True)
+        X = self._check_X(X, reset=True)
+        valid = None
+        if X_valid is not None:
+            valid = check_states(
+                X_valid,
+                name="X_valid",
+                binarize=self.binarize,
+                n_features=X.shape[1],
+                owner=type(self).__name__,
+            )
+        elif self.early_stop:
+            raise ValueError("early_stop=True needs X_valid")
+        seed = seed_from(self.random_state)
+        hook = progress_hook("FrankWolfeRBM", self.verbose, self.callback)
+        model, selected, record, exc = _native.fit_frank_wolfe(
+            X,
+            int(self.max_units),
+            float(self.lambda_),
+            float(self.bias_learning_rate),
+            int(self.n_chains),
+            int(self.gibbs_steps),
+            int(self.lbfgs_iterations),
+            float(self.lbfgs_tol),
+            int(self.subproblem_starts),
+            int(self.bias_steps),
+            float(self.bias_tol),
+            bool(self.away_steps),
+            None if self.free_alpha is None else float(self.free_alpha),
+            int(self.eval_every),
+            bool(self.early_stop),
+            float(self.gap_tol),
+            seed,
+            valid,
+            None,
+            hook,
+            self._threads(),
+        )
+        record = parse_record(record)
+        self.model_ = model
+        self.selected_model_ = selected
+        self.n_features_in_ = X.shape[1]
+        self.seed_ = seed
+        self.record_ = record
+        self.stop_reason_ = record["stop_reason"]
+        self.n_units_ = model.fw_info()[0]
+        self.selected_units_ = record.get("selected_units")
+        self.gap_curve_ = [
+            (e["units"], e["gap"])
+            for e in record.get("evaluations", [])
+            if e.get("gap") is not None
+        ]
+        if exc is not None:
+            raise exc
+        return self
+
+    @classmethod
+    def _from_native(cls, model):
+        n_units, _, _ = model.fw_info()
+        est = cls(max_units=max(n_units, 1))
+        meta = model.metadata
+        if "seed" in meta:
+            est.random_state = int(meta["seed"])
+            est.seed_ = int(meta["seed"])
+        est.model_ = model
+        est.selected_model_ = None
+        est.n_features_in_ = model.n_variables
+        est.n_units_ = n_units
+        est.stop_reason_ = meta.get("stop_reason")
+        return est

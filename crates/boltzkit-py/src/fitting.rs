@@ -1,0 +1,625 @@
+//! Every fitting call of the binding, in one module: RBM trainers, Frank-Wolfe, the FVBM
+//! solvers and the FSLL learner, each wired exactly as the CLI wires it (the same seeds
+//! derived from the same `seed`, the same defaults), so that a Python fit and a CLI fit with
+//! the same settings give the same bits.
+//!
+//! Each function runs the learner on a worker thread ([`run::interruptible`]) and returns
+//! `(model, record_json, signal)`: the fitted (or, after Ctrl-C, the last good) model, the
+//! learner's record as JSON, and the exception to raise once the model is kept (Ctrl-C, or an
+//! exception raised by the `callback`).
+
+use crate::convert::{self, Cards};
+use crate::error::IntoPyResult;
+use crate::model::NativeModel;
+use crate::run;
+use boltzkit::data::Dataset;
+use boltzkit::fit::Interrupt;
+use boltzkit::fsll::{self, FsllParams, TransformPath};
+use boltzkit::fvbm::{bslm, ga, mle, newton, pcd, Convention, MpleParams};
+use boltzkit::model::{AnyModel, Metadata};
+use boltzkit::rbm::ais::AisSchedule;
+use boltzkit::rbm::frank_wolfe::{AlphaRule, FrankWolfe, FwObserver, FwParams, FwProgress};
+use boltzkit::rbm::train::{
+    AisLogLikelihood, Algorithm, ExactLogLikelihood, LearningRate, Observer, Progress, TrainParams,
+    Trainer,
+};
+use boltzkit::rbm::Rbm;
+use boltzkit::rng::{derive_seed, rng_from_seed};
+use numpy::PyReadonlyArray2;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// What a fit returns to Python: the model, its record as JSON, and the exception to raise
+/// after keeping the model.
+type FitResult = (NativeModel, String, Option<Py<PyAny>>);
+
+/// A Frank-Wolfe fit: the grown model, the model of the selected size, the record, the
+/// exception to raise.
+type FwFitResult = (NativeModel, Option<NativeModel>, String, Option<Py<PyAny>>);
+
+/// The first exception raised by a callback, kept for the calling thread.
+#[derive(Clone, Default)]
+struct Raised(Arc<Mutex<Option<PyErr>>>);
+
+impl Raised {
+    fn keep(&self, e: PyErr) {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(e);
+    }
+
+    fn take(&self) -> Option<PyErr> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+/// Calls the user's `callback(info)` with the GIL taken on the worker thread. Returns whether
+/// the run should go on: `False` from the callback stops it, an exception is kept (and stops
+/// it).
+fn call_back(
+    cb: &Py<PyAny>,
+    raised: &Raised,
+    fill: impl FnOnce(&Bound<'_, PyDict>) -> PyResult<()>,
+) -> bool {
+    Python::attach(|py| {
+        let info = PyDict::new(py);
+        let go_on = fill(&info).and_then(|_| cb.call1(py, (info,))).map(|r| {
+            !r.bind(py)
+                .is(pyo3::types::PyBool::new(py, false).to_owned())
+        });
+        match go_on {
+            Ok(g) => g,
+            Err(e) => {
+                raised.keep(e);
+                false
+            }
+        }
+    })
+}
+
+/// The exception to raise after a fit: the callback's first, else the signal's.
+fn pending(py: Python<'_>, raised: &Raised, signal: Option<PyErr>) -> Option<Py<PyAny>> {
+    raised
+        .take()
+        .or(signal)
+        .map(|e| e.into_value(py).into_any())
+}
+
+/// A map of metadata entries.
+fn metadata(entries: &[(&str, String)]) -> Metadata {
+    entries
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.clone()))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// RBM trainers
+
+/// The RBM trainer's hook: hands `{epoch, step, wall_s, learning_rate, metrics}` to the
+/// Python callback.
+struct RbmCallback {
+    cb: Py<PyAny>,
+    raised: Raised,
+}
+
+impl Observer for RbmCallback {
+    fn observe(&mut self, p: &mut Progress<'_>) -> boltzkit::Result<()> {
+        let go_on = call_back(&self.cb, &self.raised, |d| {
+            d.set_item("epoch", p.epoch)?;
+            d.set_item("step", p.step)?;
+            d.set_item("wall_s", p.wall_s)?;
+            d.set_item("learning_rate", p.learning_rate)?;
+            d.set_item("metrics", p.metrics.clone())?;
+            Ok(())
+        });
+        if !go_on {
+            *p.stop = Some("the callback asked to stop".into());
+        }
+        Ok(())
+    }
+}
+
+/// Trains an RBM as `boltzkit rbm fit` does: a fresh model is `Rbm::init_from_data(data,
+/// n_hidden, 0.01, rng(derive_seed(seed, 0)))`, the trainer is seeded by `derive_seed(seed,
+/// 1)`, the AIS monitor by `derive_seed(seed, 3)`; `init` continues from a model instead.
+#[pyfunction]
+#[pyo3(signature = (x, n_hidden, algo, learning_rate, learning_rate_end, n_epochs, batch_size,
+    momentum, weight_decay, seed, init=None, monitor="none", eval_every=1, callback=None,
+    threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit_rbm(
+    py: Python<'_>,
+    x: PyReadonlyArray2<'_, u8>,
+    n_hidden: usize,
+    algo: &str,
+    learning_rate: f32,
+    learning_rate_end: Option<f32>,
+    n_epochs: usize,
+    batch_size: usize,
+    momentum: f32,
+    weight_decay: f32,
+    seed: u64,
+    init: Option<PyRef<'_, NativeModel>>,
+    monitor: &str,
+    eval_every: usize,
+    callback: Option<Py<PyAny>>,
+    threads: Option<usize>,
+) -> PyResult<FitResult> {
+    let data = convert::dataset(&x, Cards::Binary)?;
+    let algorithm: Algorithm = algo.parse().py()?;
+    let mut params = TrainParams::new()
+        .epochs(n_epochs)
+        .algorithm(algorithm)
+        .schedule(match learning_rate_end {
+            Some(end) => LearningRate::Linear {
+                start: learning_rate,
+                end,
+            },
+            None => LearningRate::Constant(learning_rate),
+        })
+        .momentum(momentum)
+        .weight_decay(weight_decay)
+        .seed(derive_seed(seed, 1));
+    params = if batch_size == 0 {
+        params.full_batch()
+    } else {
+        params.batch_size(batch_size)
+    };
+    params.check().py()?;
+    if !matches!(monitor, "none" | "exact" | "ais") {
+        return Err(PyValueError::new_err(format!(
+            "monitor must be None, 'exact' or 'ais', got {monitor:?}"
+        )));
+    }
+    let start = match &init {
+        Some(m) => match &m.model {
+            AnyModel::Rbm(r) => Some(r.clone()),
+            AnyModel::FrankWolfe(f) => Some(f.to_rbm().py()?),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "init must be an RBM, got {}",
+                    other.kind()
+                )))
+            }
+        },
+        None => None,
+    };
+    let flag = Interrupt::new();
+    let raised = Raised::default();
+    let work = || -> boltzkit::Result<_> {
+        let rbm = match start {
+            Some(r) => r,
+            None => Rbm::init_from_data(
+                &data,
+                n_hidden,
+                0.01,
+                &mut rng_from_seed(derive_seed(seed, 0)),
+            )?,
+        };
+        let mut trainer = Trainer::new(rbm, &data, params)?;
+        match monitor {
+            "exact" => {
+                trainer = trainer.add_observer(
+                    ExactLogLikelihood::new("train_ll", data.clone()),
+                    eval_every,
+                )
+            }
+            "ais" => {
+                let obs = AisLogLikelihood::new(
+                    "train_ll",
+                    data.clone(),
+                    AisSchedule::linear(1000)?,
+                    100,
+                    derive_seed(seed, 3),
+                )?;
+                trainer = trainer.add_observer(obs, eval_every);
+            }
+            _ => {}
+        }
+        if let Some(cb) = &callback {
+            let obs = RbmCallback {
+                cb: Python::attach(|py| cb.clone_ref(py)),
+                raised: raised.clone(),
+            };
+            trainer = trainer.add_observer(obs, eval_every.max(1));
+        }
+        trainer.interrupt(flag.clone()).run()
+    };
+    let (outcome, signal) = run::interruptible(py, threads, &flag, work)?;
+    let outcome = outcome.py()?;
+    let rec = &outcome.record;
+    let settings = json!({
+        "algo": algorithm.name(), "hidden": outcome.rbm.n_hidden(), "epochs": n_epochs,
+        "lr": learning_rate, "lr_end": learning_rate_end, "batch_size": batch_size,
+        "momentum": momentum, "weight_decay": weight_decay, "init_model": init.is_some(),
+    });
+    let meta = metadata(&[
+        ("algorithm", algorithm.name().to_string()),
+        ("settings", settings.to_string()),
+        ("seed", seed.to_string()),
+        ("epochs_done", rec.epochs.to_string()),
+        ("stop_reason", rec.stop.to_string()),
+    ]);
+    let record = json!({
+        "stop": serde_json::to_value(&rec.stop).unwrap_or_default(),
+        "stop_reason": rec.stop.to_string(),
+        "epochs": rec.epochs, "steps": rec.steps, "wall_s": rec.wall_s,
+        "history": serde_json::to_value(&rec.history).unwrap_or_default(),
+    });
+    let model = NativeModel::new(AnyModel::Rbm(outcome.rbm), outcome.offsets, meta);
+    Ok((model, record.to_string(), pending(py, &raised, signal)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Frank-Wolfe
+
+/// The Frank-Wolfe hook: hands `{iteration, units, alpha, wall_s, evaluation, metrics}` to
+/// the Python callback after each iteration; `False` or an exception stops the run (through
+/// the interrupt flag, the learner's only way to stop early).
+struct FwCallback {
+    cb: Py<PyAny>,
+    raised: Raised,
+    flag: Interrupt,
+}
+
+impl FwObserver for FwCallback {
+    fn observe(&mut self, p: &mut FwProgress<'_>) -> boltzkit::Result<()> {
+        let go_on = call_back(&self.cb, &self.raised, |d| {
+            d.set_item("iteration", p.iteration.iteration)?;
+            d.set_item("units", p.iteration.units)?;
+            d.set_item("alpha", p.iteration.alpha)?;
+            d.set_item("wall_s", p.wall_s)?;
+            d.set_item("evaluation", p.evaluation)?;
+            d.set_item("metrics", p.metrics.clone())?;
+            Ok(())
+        });
+        if !go_on {
+            self.flag.set();
+        }
+        Ok(())
+    }
+}
+
+/// Grows an RBM by Frank-Wolfe as `boltzkit rbm fit --algo frank-wolfe` does (the learner
+/// seeded by `derive_seed(seed, 1)`). Returns the grown model; the record's `selected` holds
+/// the model of the selected size as model-file bytes when a validation set was given.
+#[pyfunction]
+#[pyo3(signature = (x, max_units, lambda_, bias_learning_rate, n_chains, gibbs_steps,
+    lbfgs_iterations, lbfgs_tol, subproblem_starts, bias_steps, bias_tol, away_steps,
+    free_alpha, eval_every, early_stop, gap_tol, seed, valid=None, init=None, callback=None,
+    threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit_frank_wolfe(
+    py: Python<'_>,
+    x: PyReadonlyArray2<'_, u8>,
+    max_units: usize,
+    lambda_: f64,
+    bias_learning_rate: f64,
+    n_chains: usize,
+    gibbs_steps: usize,
+    lbfgs_iterations: usize,
+    lbfgs_tol: f64,
+    subproblem_starts: usize,
+    bias_steps: usize,
+    bias_tol: f64,
+    away_steps: bool,
+    free_alpha: Option<f64>,
+    eval_every: usize,
+    early_stop: bool,
+    gap_tol: f64,
+    seed: u64,
+    valid: Option<PyReadonlyArray2<'_, u8>>,
+    init: Option<PyRef<'_, NativeModel>>,
+    callback: Option<Py<PyAny>>,
+    threads: Option<usize>,
+) -> PyResult<FwFitResult> {
+    let data = convert::dataset(&x, Cards::Binary)?;
+    let valid = valid
+        .map(|v| convert::dataset(&v, Cards::Binary))
+        .transpose()?;
+    let params = FwParams::new()
+        .max_units(max_units)
+        .lambda(lambda_)
+        .learning_rate(bias_learning_rate)
+        .samples(n_chains)
+        .gibbs_steps(gibbs_steps)
+        .lbfgs_iterations(lbfgs_iterations)
+        .lbfgs_grad_tol(lbfgs_tol)
+        .subproblem_starts(subproblem_starts)
+        .bias_steps(bias_steps)
+        .bias_tol(bias_tol)
+        .away_steps(away_steps)
+        .alpha(match free_alpha {
+            Some(step) => AlphaRule::Free { step },
+            None => AlphaRule::Count,
+        })
+        .eval_every(eval_every)
+        .early_stop(early_stop)
+        .gap_tol(gap_tol)
+        .seed(derive_seed(seed, 1));
+    params.check().py()?;
+    let start = match &init {
+        Some(m) => match &m.model {
+            AnyModel::Rbm(r) => Some(r.clone()),
+            AnyModel::FrankWolfe(f) => Some(f.to_rbm().py()?),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "init must be an RBM, got {}",
+                    other.kind()
+                )))
+            }
+        },
+        None => None,
+    };
+    let flag = Interrupt::new();
+    let raised = Raised::default();
+    let work = || -> boltzkit::Result<_> {
+        let mut fw = match &start {
+            Some(rbm) => FrankWolfe::from_rbm(&data, rbm, params.clone())?,
+            None => FrankWolfe::new(&data, params.clone())?,
+        };
+        if let Some(v) = &valid {
+            fw = fw.validation(v)?;
+        }
+        if let Some(cb) = &callback {
+            fw = fw.add_observer(FwCallback {
+                cb: Python::attach(|py| cb.clone_ref(py)),
+                raised: raised.clone(),
+                flag: flag.clone(),
+            });
+        }
+        fw.interrupt(flag.clone()).run()
+    };
+    let (fit, signal) = run::interruptible(py, threads, &flag, work)?;
+    let fit = fit.py()?;
+    let rec = &fit.record;
+    let settings = json!({
+        "algo": "frank-wolfe", "max_units": max_units, "lambda": lambda_,
+        "bias_lr": bias_learning_rate, "chains": n_chains, "k": gibbs_steps,
+        "lbfgs_iters": lbfgs_iterations, "lbfgs_tol": lbfgs_tol, "starts": subproblem_starts,
+        "bias_steps": bias_steps, "bias_tol": bias_tol, "away": away_steps,
+        "free_alpha": free_alpha, "eval_every": eval_every, "early_stop": early_stop,
+        "gap_tol": gap_tol, "init_model": init.is_some(),
+    });
+    let mut entries = vec![
+        ("algorithm", "frank-wolfe".to_string()),
+        ("settings", settings.to_string()),
+        ("seed", seed.to_string()),
+        ("stop_reason", rec.stop.to_string()),
+        ("removed_units", rec.removed.to_string()),
+    ];
+    if let Some(s) = rec.selected_units {
+        entries.push(("selected_units", s.to_string()));
+    }
+    let meta = metadata(&entries);
+    let mut record = serde_json::to_value(rec).unwrap_or_default();
+    record["stop_reason"] = json!(rec.stop.to_string());
+    let selected = fit
+        .selected
+        .map(|m| NativeModel::new(AnyModel::FrankWolfe(m), None, meta.clone()));
+    let model = NativeModel::new(AnyModel::FrankWolfe(fit.model), None, meta);
+    Ok((
+        model,
+        selected,
+        record.to_string(),
+        pending(py, &raised, signal),
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// FVBM
+
+/// Fits an FVBM as `boltzkit fvbm fit` does: `bslm` stops at first-order optimality (the
+/// library's default `MpleParams`), `ga` and `newton` keep the paper's gain rule
+/// (`MpleParams::paper()`), unless `tau` / `grad_tol` are given; `pcd` is seeded by `seed`.
+/// The callback receives `{iteration, objective}` per sweep (MPLE) or `{update}` (PCD).
+/// These learners have no interrupt: Ctrl-C is raised when the fit ends.
+#[pyfunction]
+#[pyo3(signature = (x, algo, convention, l2, max_iterations, tau, grad_tol, check_existence,
+    mu, learning_rate, n_chains, n_updates, seed, callback=None, threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit_fvbm(
+    py: Python<'_>,
+    x: PyReadonlyArray2<'_, u8>,
+    algo: &str,
+    convention: &str,
+    l2: f64,
+    max_iterations: usize,
+    tau: Option<f64>,
+    grad_tol: Option<f64>,
+    check_existence: bool,
+    mu: f64,
+    learning_rate: f64,
+    n_chains: usize,
+    n_updates: usize,
+    seed: u64,
+    callback: Option<Py<PyAny>>,
+    threads: Option<usize>,
+) -> PyResult<FitResult> {
+    let data = convert::dataset(&x, Cards::Binary)?;
+    let conv = match convention {
+        "spin" => Convention::Spin,
+        "binary" => Convention::Binary,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "convention must be 'spin' or 'binary', got {other:?}"
+            )))
+        }
+    };
+    if !matches!(algo, "bslm" | "ga" | "newton" | "mle" | "pcd") {
+        return Err(PyValueError::new_err(format!(
+            "algo must be one of 'newton', 'bslm', 'ga', 'mle', 'pcd', got {algo:?}"
+        )));
+    }
+    let stop = if algo == "bslm" {
+        MpleParams::default()
+    } else {
+        MpleParams::paper()
+    };
+    let mple = MpleParams {
+        convention: conv,
+        tau: tau.unwrap_or(stop.tau),
+        grad_tol: grad_tol.unwrap_or(stop.grad_tol),
+        max_iterations,
+        l2,
+        check_existence,
+        ..MpleParams::default()
+    };
+    mple.check().py()?;
+    if algo == "ga" && !(mu.is_finite() && mu > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "mu must be a finite number > 0, got {mu}"
+        )));
+    }
+    let raised = Raised::default();
+    let flag = Interrupt::new();
+    let work = || -> boltzkit::Result<(boltzkit::fvbm::Fvbm, serde_json::Value)> {
+        let cb = callback.as_ref();
+        let observe = |p: &boltzkit::fvbm::Progress| {
+            if let Some(cb) = cb {
+                call_back(cb, &raised, |d| {
+                    d.set_item("iteration", p.iteration)?;
+                    d.set_item("objective", p.objective)
+                });
+            }
+        };
+        let with_exists = |fit: boltzkit::fvbm::FvbmFit| {
+            let mut rec = serde_json::to_value(&fit.record).unwrap_or_default();
+            rec["mple_exists"] = json!(fit.record.mple_exists());
+            rec["stop_reason"] = json!(fit.record.stop.to_string());
+            (fit.model, rec)
+        };
+        Ok(match algo {
+            "bslm" => with_exists(bslm::fit_observed(&data, &mple, observe)?),
+            "ga" => with_exists(ga::fit_observed(
+                &data,
+                &ga::GaParams {
+                    step: mu,
+                    mple: mple.clone(),
+                },
+                observe,
+            )?),
+            "newton" => with_exists(newton::fit_observed(
+                &data,
+                &newton::NewtonParams {
+                    mple: mple.clone(),
+                    ..Default::default()
+                },
+                observe,
+            )?),
+            "mle" => {
+                let mut p = mle::MleParams {
+                    convention: conv,
+                    l2,
+                    ..Default::default()
+                };
+                p.lbfgs.max_iterations = max_iterations;
+                let fit = mle::fit(&data, &p)?;
+                let mut rec = serde_json::to_value(&fit.record).unwrap_or_default();
+                rec["stop_reason"] = json!(fit.record.stop.to_string());
+                (fit.model, rec)
+            }
+            _ => {
+                let p = pcd::PcdParams {
+                    convention: conv,
+                    learning_rate,
+                    n_chains,
+                    n_updates,
+                    l2,
+                    init: None,
+                };
+                p.check()?;
+                let fit = pcd::fit_observed(&data, &p, seed, |u| {
+                    if let Some(cb) = cb {
+                        call_back(cb, &raised, |d| d.set_item("update", u));
+                    }
+                })?;
+                let rec = serde_json::to_value(&fit.record).unwrap_or_default();
+                (fit.model, rec)
+            }
+        })
+    };
+    let (out, signal) = run::interruptible(py, threads, &flag, work)?;
+    let (model, record) = out.py()?;
+    let settings = json!({"l2": l2, "max_iterations": max_iterations, "tau": mple.tau,
+        "grad_tol": mple.grad_tol, "mu": mu, "learning_rate": learning_rate,
+        "chains": n_chains, "updates": n_updates});
+    let mut entries = vec![
+        ("algorithm", algo.to_string()),
+        ("settings", settings.to_string()),
+    ];
+    if algo == "pcd" {
+        entries.push(("seed", seed.to_string()));
+    }
+    let model = NativeModel::new(AnyModel::Fvbm(model), None, metadata(&entries));
+    Ok((model, record.to_string(), pending(py, &raised, signal)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// FSLL
+
+/// Fits an FSLL model by the greedy MDL learner as `boltzkit fsll fit` does. The callback
+/// receives `{iteration, cost, n_basis}` per iteration. The learner has no interrupt: Ctrl-C
+/// is raised when the fit ends.
+#[pyfunction]
+#[pyo3(signature = (x, epsilon, cardinalities, max_iterations, refresh_every, path,
+    callback=None, threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit_fsll(
+    py: Python<'_>,
+    x: PyReadonlyArray2<'_, u8>,
+    epsilon: f64,
+    cardinalities: Option<Vec<u32>>,
+    max_iterations: usize,
+    refresh_every: usize,
+    path: &str,
+    callback: Option<Py<PyAny>>,
+    threads: Option<usize>,
+) -> PyResult<FitResult> {
+    let data: Dataset = match cardinalities {
+        Some(c) => convert::dataset(&x, Cards::Given(c))?,
+        None => convert::dataset(&x, Cards::Inferred)?,
+    };
+    let params = FsllParams {
+        epsilon,
+        max_iterations,
+        refresh_every,
+        path: match path {
+            "auto" => TransformPath::Auto,
+            "xor" => TransformPath::Xor,
+            "full" => TransformPath::Full,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "path must be 'auto', 'xor' or 'full', got {other:?}"
+                )))
+            }
+        },
+    };
+    params.check().py()?;
+    let raised = Raised::default();
+    let flag = Interrupt::new();
+    let work = || {
+        fsll::fit_observed(&data, &params, |p| {
+            if let Some(cb) = &callback {
+                call_back(cb, &raised, |d| {
+                    d.set_item("iteration", p.iteration)?;
+                    d.set_item("cost", p.cost)?;
+                    d.set_item("n_basis", p.n_basis)
+                });
+            }
+        })
+    };
+    let (fit, signal) = run::interruptible(py, threads, &flag, work)?;
+    let fit = fit.py()?;
+    let record = serde_json::to_value(&fit.record).unwrap_or_default();
+    let meta: BTreeMap<String, String> = metadata(&[
+        ("algorithm", "fsll-greedy-mdl".to_string()),
+        ("record", record.to_string()),
+    ]);
+    let model = NativeModel::new(AnyModel::Fsll(fit.model), None, meta);
+    Ok((model, record.to_string(), pending(py, &raised, signal)))
+}

@@ -1,0 +1,30 @@
+//! The native half of the Python package `boltzkit` (`boltzkit._native`).
+//!
+//! A thin layer over the library: [`model::NativeModel`] wraps any model and answers through
+//! the library's `Model` trait; [`fitting`] holds every call of a learner; [`functions`] the
+//! free functions. The scikit-learn-style estimators, input validation and docstrings are
+//! Python (`python/boltzkit/`). Nothing here computes what the library computes.
+
+mod convert;
+mod error;
+mod fitting;
+mod functions;
+mod model;
+mod run;
+
+use pyo3::prelude::*;
+
+/// The native module: `NativeModel`, the fitting functions and the free functions.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<model::NativeModel>()?;
+    m.add_function(wrap_pyfunction!(fitting::fit_rbm, m)?)?;
+    m.add_function(wrap_pyfunction!(fitting::fit_frank_wolfe, m)?)?;
+    m.add_function(wrap_pyfunction!(fitting::fit_fvbm, m)?)?;
+    m.add_function(wrap_pyfunction!(fitting::fit_fsll, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::read_dataset, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::fvbm_inference, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::kl_divergence, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! Running library work from Python: the GIL released, a thread count of the caller's
+//! choosing, and Ctrl-C turned into the library's [`Interrupt`].
+//!
+//! A fit runs on a worker thread while the calling thread, which received Python's signals,
+//! waits on it 100 ms at a time with the GIL released and calls `check_signals` between
+//! waits. On Ctrl-C it sets the learner's interrupt flag; the learner finishes its current
+//! update and returns its last good model, which the caller keeps before re-raising the
+//! `KeyboardInterrupt`.
+
+use boltzkit::fit::Interrupt;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::time::Duration;
+
+/// How often the waiting thread looks for signals.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A pool of `threads` workers, or `None` for rayon's global pool (all cores).
+fn pool(threads: Option<usize>) -> PyResult<Option<rayon::ThreadPool>> {
+    match threads {
+        None => Ok(None),
+        Some(0) => Err(PyValueError::new_err(
+            "n_jobs must be at least 1 (or None, or -1)",
+        )),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map(Some)
+            .map_err(|e| PyRuntimeError::new_err(format!("starting {n} worker threads: {e}"))),
+    }
+}
+
+/// Runs `work` inside the pool of `threads` workers.
+fn in_pool<R: Send>(pool: Option<&rayon::ThreadPool>, work: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(p) => p.install(work),
+        None => work(),
+    }
+}
+
+/// Runs `work` with the GIL released on `threads` workers (short computations: scoring,
+/// sampling; not interruptible).
+pub fn released<R: Send>(
+    py: Python<'_>,
+    threads: Option<usize>,
+    work: impl FnOnce() -> R + Send,
+) -> PyResult<R> {
+    let pool = pool(threads)?;
+    Ok(py.detach(|| in_pool(pool.as_ref(), work)))
+}
+
+/// Runs `work` on a worker thread (inside a pool of `threads` workers) while this thread
+/// watches for signals. Returns the work's result and, when Ctrl-C arrived meanwhile, the
+/// `KeyboardInterrupt` to raise once the result is kept (`flag` was set, so the result is the
+/// learner's last good model).
+pub fn interruptible<R: Send>(
+    py: Python<'_>,
+    threads: Option<usize>,
+    flag: &Interrupt,
+    work: impl FnOnce() -> R + Send,
+) -> PyResult<(R, Option<PyErr>)> {
+    let pool = pool(threads)?;
+    let (tx, rx) = channel();
+    std::thread::scope(|s| {
+        let worker = s.spawn(|| {
+            let r = in_pool(pool.as_ref(), work);
+            // the receiver outlives the worker: it is only dropped after the join below
+            let _ = tx.send(r);
+        });
+        let mut rx = Some(rx);
+        let mut signal = None;
+        let result = loop {
+            let receiver = rx.take().expect("the receiver is put back after each wait");
+            let (receiver, got) = py.detach(move || {
+                let got = receiver.recv_timeout(POLL);
+                (receiver, got)
+            });
+            rx = Some(receiver);
+            match got {
+                Ok(r) => break Some(r),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        flag.set();
+                        signal.get_or_insert(e);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => break None,
+            }
+        };
+        let joined = py.detach(|| worker.join());
+        match (result, joined) {
+            (Some(r), _) => Ok((r, signal)),
+            (None, Err(_)) | (None, Ok(())) => Err(PyRuntimeError::new_err(
+                "the worker thread stopped without a result (a panic in the library: please \
+                 report it)",
+            )),
+        }
+    })
+}
