@@ -165,6 +165,8 @@ impl NativeModel {
             }
             _ => (None, load_tensors(path)?.metadata),
         };
+        // the writer sets `format` itself
+        let metadata = metadata.into_iter().filter(|(k, _)| k != "format").collect();
         Ok(NativeModel::new(model, offsets, metadata))
     }
 }
@@ -183,7 +185,7 @@ impl NativeModel {
         with_model!(&self.model, m => Model::n_variables(m))
     }
 
-    /// The metadata of the model file, `format` included.
+    /// The metadata of the model file (without `format`, which the writer sets).
     #[getter]
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);

@@ -3,9 +3,9 @@
 scikit-learn is optional at run time. When it imports, every boltzkit estimator derives
 from ``sklearn.base.BaseEstimator`` (and ``TransformerMixin`` for the RBMs), so ``clone``,
 ``Pipeline``, ``GridSearchCV`` and ``check_estimator`` see an ordinary estimator. Without it,
-:class:`_MiniEstimator` provides the same ``get_params`` / ``set_params`` / ``__repr__`` /
-``__sklearn_tags__``-free behaviour from the ``__init__`` signature, and
-:class:`_MiniTransformer` the ``fit_transform`` shortcut.
+a minimal ``BaseEstimator`` provides the same ``get_params`` / ``set_params`` / ``__repr__``
+from the ``__init__`` signature and a ``__sklearn_tags__`` with the fields boltzkit sets,
+and a minimal ``TransformerMixin`` the ``fit_transform`` shortcut.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ except ImportError:  # pragma: no cover - exercised by test_base without sklearn
 
     class NotFittedError(ValueError, AttributeError):
         """Raised when a method needs a fitted estimator (scikit-learn's name and bases)."""
+
+    from types import SimpleNamespace
 
     class BaseEstimator:
         """``get_params`` / ``set_params`` from the ``__init__`` signature, as scikit-learn."""
@@ -53,6 +55,15 @@ except ImportError:  # pragma: no cover - exercised by test_base without sklearn
                     )
                 setattr(self, k, v)
             return self
+
+        def __sklearn_tags__(self):
+            """The tags boltzkit reads or sets (a subset of scikit-learn's ``Tags``)."""
+            return SimpleNamespace(
+                estimator_type=None,
+                requires_fit=True,
+                transformer_tags=SimpleNamespace(preserves_dtype=["float64"]),
+                input_tags=SimpleNamespace(two_d_array=True, sparse=False),
+            )
 
         def __repr__(self):
             params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

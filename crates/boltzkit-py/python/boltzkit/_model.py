@@ -195,7 +195,11 @@ def from_native(model):
     from .fvbm import FVBM
     from .rbm import RBM, FrankWolfeRBM
 
-    cls = {"rbm": RBM, "frank-wolfe": FrankWolfeRBM, "fvbm": FVBM, "fsll": FSLL}[model.kind]
+    kind = model.kind
+    # a standard Frank-Wolfe model is stored as an ordinary RBM file; its metadata says so
+    if kind == "rbm" and model.metadata.get("algorithm") == "frank-wolfe":
+        kind = "frank-wolfe"
+    cls = {"rbm": RBM, "frank-wolfe": FrankWolfeRBM, "fvbm": FVBM, "fsll": FSLL}[kind]
     return cls._from_native(model)
 
 

@@ -26,23 +26,32 @@ def _as_array(X, name):
     except Exception as e:  # pragma: no cover - numpy's own message is clearer
         raise ValueError(f"{name} cannot be read as an array: {e}") from None
     if arr.dtype.kind == "c":
-        raise ValueError(f"{name} holds complex numbers; expected 0/1 values")
+        raise ValueError(f"Complex data not supported: {name} holds complex numbers")
     if arr.dtype.kind == "O":
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} holds non-numeric objects; expected 0/1 values") from None
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{name} holds non-numeric objects: {e}") from None
     if arr.dtype.kind not in _INTEGER_KINDS + "f":
         raise ValueError(f"{name} has dtype {arr.dtype}; expected bool, integers or floats")
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be a 2-D array (samples × variables), got {arr.ndim} dimension(s)"
-            + (" (use X.reshape(-1, 1) for one variable)" if arr.ndim == 1 else "")
+            + (
+                ". Reshape your data: X.reshape(-1, 1) for one variable, X.reshape(1, -1) "
+                "for one sample"
+                if arr.ndim == 1
+                else ""
+            )
         )
     if arr.shape[0] == 0:
-        raise ValueError(f"{name} has 0 samples (shape {arr.shape}); at least 1 is required")
+        raise ValueError(
+            f"{name} has 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
     if arr.shape[1] == 0:
-        raise ValueError(f"{name} has 0 features (shape {arr.shape}); at least 1 is required")
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
     return arr
 
 
@@ -69,7 +78,9 @@ def check_states(X, *, name="X", max_value=1, binarize=None, n_features=None, ow
         finite = np.isfinite(arr)
         if not finite.all():
             r, c = _first_bad(~finite)
-            raise ValueError(f"{name}[{r}, {c}] is {arr[r, c].item()}: expected finite values")
+            raise ValueError(
+                f"{name}[{r}, {c}] is {arr[r, c].item()}: expected finite values (no NaN or inf)"
+            )
     if binarize is not None:
         return np.ascontiguousarray(arr > binarize, dtype=np.uint8)
     if arr.dtype == np.uint8 and max_value >= 1:

@@ -188,7 +188,9 @@ class FVBM(ModelMixin, BaseEstimator):
     def _from_native(cls, model):
         _, _, convention = model.fvbm_params()
         meta = model.metadata
-        est = cls(algo=meta.get("algorithm", "newton"), convention=convention)
+        algo = meta.get("algorithm", "newton")
+        algo = algo if algo in ("newton", "bslm", "ga", "mle", "pcd") else "newton"
+        est = cls(algo=algo, convention=convention)
         settings = json.loads(meta.get("settings", "{}") or "{}")
         if isinstance(settings.get("l2"), (int, float)):
             est.l2 = settings["l2"]
@@ -203,9 +205,6 @@ class FVBM(ModelMixin, BaseEstimator):
     def couplings_(self):
         """Alias of ``coef_`` (``M``)."""
         return self.coef_
-
-    def _more_tags(self):
-        return {"X_types": ["2darray"]}
 
 
 __all__ = ["FVBM"]

@@ -68,8 +68,11 @@ class _RbmMixin(ModelMixin):
         """Hidden biases ``c``, shape (n_hidden,)."""
         return self._params()[2]
 
-    def _more_tags(self):  # scikit-learn < 1.6
-        return {"requires_positive_X": False, "X_types": ["2darray"]}
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # transform returns float32 whatever the input (the library's RBM precision)
+        tags.transformer_tags.preserves_dtype = ["float32"]
+        return tags
 
 
 class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
@@ -266,14 +269,16 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
     def _from_native(cls, model):
         W, _, _ = model.rbm_params()
         meta = model.metadata
-        est = cls(n_hidden=W.shape[1], algo=meta.get("algorithm", "pcd-1"))
+        est = cls(n_hidden=W.shape[1])
         if "seed" in meta:
             est.random_state = int(meta["seed"])
             est.seed_ = int(meta["seed"])
         settings = json.loads(meta.get("settings", "{}") or "{}")
         for key, attr in (("lr", "learning_rate"), ("epochs", "n_epochs")):
             if isinstance(settings.get(key), (int, float)):
-                setattr(est, attr, settings[key])
+                value = settings[key]
+                # f32 settings read back at their shortest decimal (0.1, not 0.100000001)
+                setattr(est, attr, float(str(np.float32(value))) if key == "lr" else value)
         est.model_ = model
         est.n_features_in_ = W.shape[0]
         est.stop_reason_ = meta.get("stop_reason")
@@ -432,7 +437,9 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         self.seed_ = seed
         self.record_ = record
         self.stop_reason_ = record["stop_reason"]
-        self.n_units_ = model.fw_info()[0]
+        self.n_units_ = (
+            model.fw_info()[0] if model.kind == "frank-wolfe" else self.components_.shape[0]
+        )
         self.selected_units_ = record.get("selected_units")
         self.gap_curve_ = [
             (e["units"], e["gap"])
@@ -445,7 +452,10 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
 
     @classmethod
     def _from_native(cls, model):
-        n_units, _, _ = model.fw_info()
+        if model.kind == "frank-wolfe":
+            n_units = model.fw_info()[0]
+        else:  # a standard model read back as the RBM file it is
+            n_units = model.rbm_params()[0].shape[1]
         est = cls(max_units=max(n_units, 1))
         meta = model.metadata
         if "seed" in meta:

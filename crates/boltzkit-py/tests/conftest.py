@@ -1,0 +1,65 @@
+"""Shared fixtures: small seeded datasets, the repository paths and the CLI binary."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+
+import numpy as np
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def binary_data():
+    """300 rows of 12 correlated bits (two prototypes with noise)."""
+    rng = np.random.default_rng(7)
+    protos = np.array([[1] * 6 + [0] * 6, [0] * 6 + [1] * 6], dtype=np.uint8)
+    rows = protos[rng.integers(0, 2, 300)]
+    flip = rng.random(rows.shape) < 0.1
+    return np.ascontiguousarray(rows ^ flip.astype(np.uint8))
+
+
+@pytest.fixture
+def cli():
+    """The built ``boltzkit`` binary (release preferred), or skip the test."""
+    for profile in ("release", "debug"):
+        exe = REPO / "target" / profile / "boltzkit"
+        if exe.exists():
+            return str(exe)
+    found = shutil.which("boltzkit")
+    if found:
+        return found
+    pytest.skip("no boltzkit CLI binary: run `cargo build --release` (or cargo test) first")
+
+
+@pytest.fixture
+def data_dir():
+    """The shared benchmark data (``BOLTZKIT_DATA_DIR`` or ``../shared/data``), or skip."""
+    d = pathlib.Path(os.environ.get("BOLTZKIT_DATA_DIR", REPO.parent / "shared" / "data"))
+    if not d.is_dir():
+        pytest.skip(f"no shared data directory at {d}")
+    return d
+
+
+def read_safetensors(path):
+    """``(header, data)`` of a safetensors file: the parsed JSON header (tensor dtypes,
+    shapes, offsets and metadata) and the raw tensor bytes."""
+    import json
+    import struct
+
+    raw = pathlib.Path(path).read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    return json.loads(raw[8 : 8 + n]), raw[8 + n :]
+
+
+def assert_same_file(a, b):
+    """Two model files hold the same tensors bit for bit and the same metadata. (The library
+    writes the metadata map in hash order, so the header's key order, and with it the raw
+    bytes, may differ between two writes of one model: see the report on issue 16.)"""
+    ha, da = read_safetensors(a)
+    hb, db = read_safetensors(b)
+    assert ha == hb
+    assert da == db
