@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pickle
 
-import boltzkit
 import numpy as np
 import pytest
+
+import boltzkit
 from conftest import assert_same_file
 
 
