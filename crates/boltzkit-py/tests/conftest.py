@@ -24,11 +24,11 @@ def binary_data():
 
 @pytest.fixture
 def cli():
-    """The built ``boltzkit`` binary (release preferred), or skip the test."""
-    for profile in ("release", "debug"):
-        exe = REPO / "target" / profile / "boltzkit"
-        if exe.exists():
-            return str(exe)
+    """The built ``boltzkit`` binary (the newer of release and debug), or skip the test."""
+    built = [REPO / "target" / p / "boltzkit" for p in ("release", "debug")]
+    built = [e for e in built if e.exists()]
+    if built:
+        return str(max(built, key=lambda e: e.stat().st_mtime))
     found = shutil.which("boltzkit")
     if found:
         return found

@@ -1,0 +1,157 @@
+"""Type stubs of the native module ``boltzkit._native`` (Rust, pyo3)."""
+
+from os import PathLike
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+_U8 = npt.NDArray[np.uint8]
+_Path = Union[str, PathLike[str]]
+_Estimate = dict[str, Any]  # value, stderr, lower, upper, method
+_Callback = Optional[Callable[[dict[str, Any]], Any]]
+
+class NativeModel:
+    """Any boltzkit model (FSLL, FVBM, RBM, Frank-Wolfe) with its file metadata."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def n_variables(self) -> int: ...
+    @property
+    def metadata(self) -> dict[str, str]: ...
+    def unnormalized_log_probs(
+        self, x: _U8, threads: Optional[int] = None
+    ) -> npt.NDArray[np.float64]: ...
+    def log_probs(
+        self,
+        x: _U8,
+        method: str = "auto",
+        ais_chains: int = 100,
+        ais_steps: Optional[int] = None,
+        seed: int = 0,
+        threads: Optional[int] = None,
+    ) -> tuple[npt.NDArray[np.float64], _Estimate]: ...
+    def log_partition(
+        self,
+        method: str = "auto",
+        ais_chains: int = 100,
+        ais_steps: Optional[int] = None,
+        seed: int = 0,
+        threads: Optional[int] = None,
+    ) -> _Estimate: ...
+    def log_likelihood(
+        self,
+        x: _U8,
+        method: str = "auto",
+        ais_chains: int = 100,
+        ais_steps: Optional[int] = None,
+        raise_vectors: Optional[int] = None,
+        seed: int = 0,
+        threads: Optional[int] = None,
+    ) -> tuple[_Estimate, _Estimate, Optional[_Estimate]]: ...
+    def sample(
+        self, n: int, seed: int, gibbs_steps: Optional[int] = None, threads: Optional[int] = None
+    ) -> _U8: ...
+    def hidden_probs(self, x: _U8, threads: Optional[int] = None) -> npt.NDArray[np.float32]: ...
+    def gibbs(self, x: _U8, seed: int, threads: Optional[int] = None) -> _U8: ...
+    def rbm_params(
+        self,
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]]: ...
+    def fvbm_params(
+        self,
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], str]: ...
+    def fsll_params(
+        self,
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64], list[int]]: ...
+    def fw_info(self) -> tuple[int, float, bool]: ...
+    def save(self, path: _Path) -> None: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> NativeModel: ...
+    @staticmethod
+    def load(path: _Path) -> NativeModel: ...
+
+def fit_rbm(
+    x: _U8,
+    n_hidden: int,
+    algo: str,
+    learning_rate: float,
+    learning_rate_end: Optional[float],
+    n_epochs: int,
+    batch_size: int,
+    momentum: float,
+    weight_decay: float,
+    seed: int,
+    init: Optional[NativeModel] = None,
+    monitor: str = "none",
+    eval_every: int = 1,
+    callback: _Callback = None,
+    threads: Optional[int] = None,
+) -> tuple[NativeModel, str, Optional[BaseException]]: ...
+def fit_frank_wolfe(
+    x: _U8,
+    max_units: int,
+    lambda_: float,
+    bias_learning_rate: float,
+    n_chains: int,
+    gibbs_steps: int,
+    lbfgs_iterations: int,
+    lbfgs_tol: float,
+    subproblem_starts: int,
+    bias_steps: int,
+    bias_tol: float,
+    away_steps: bool,
+    free_alpha: Optional[float],
+    eval_every: int,
+    early_stop: bool,
+    gap_tol: float,
+    seed: int,
+    valid: Optional[_U8] = None,
+    init: Optional[NativeModel] = None,
+    callback: _Callback = None,
+    threads: Optional[int] = None,
+) -> tuple[NativeModel, Optional[NativeModel], str, Optional[BaseException]]: ...
+def fit_fvbm(
+    x: _U8,
+    algo: str,
+    convention: str,
+    l2: float,
+    max_iterations: int,
+    tau: Optional[float],
+    grad_tol: Optional[float],
+    check_existence: bool,
+    mu: float,
+    learning_rate: float,
+    n_chains: int,
+    n_updates: int,
+    seed: int,
+    callback: _Callback = None,
+    threads: Optional[int] = None,
+) -> tuple[NativeModel, str, Optional[BaseException]]: ...
+def fit_fsll(
+    x: _U8,
+    epsilon: float,
+    cardinalities: Optional[list[int]],
+    max_iterations: int,
+    refresh_every: int,
+    path: str,
+    callback: _Callback = None,
+    threads: Optional[int] = None,
+) -> tuple[NativeModel, str, Optional[BaseException]]: ...
+def read_dataset(
+    path: _Path,
+    binarize: Optional[str] = None,
+    cardinalities: Optional[list[int]] = None,
+    seed: int = 0,
+) -> _U8: ...
+def fvbm_inference(
+    model: NativeModel,
+    x: _U8,
+    l2: float = 0.0,
+    level: float = 0.95,
+    threads: Optional[int] = None,
+) -> dict[str, Any]: ...
+def kl_divergence(p: npt.NDArray[np.float64], log_q: npt.NDArray[np.float64]) -> float: ...
