@@ -27,6 +27,7 @@ NOT_APPLICABLE = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:Skipping check check_array_api_input")
 @pytest.mark.parametrize(
     "est",
     [

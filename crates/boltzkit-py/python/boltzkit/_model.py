@@ -83,8 +83,9 @@ class ModelMixin:
         return lp
 
     def score(self, X, y=None):
-        """The average log-likelihood of ``X`` (nats per row), exact where affordable."""
-        return float(np.mean(self.score_samples(X)))
+        """The average log-likelihood of ``X`` (nats per row): exact where affordable, forward
+        AIS otherwise (the figure of ``boltzkit <model> eval``; see :meth:`log_likelihood`)."""
+        return float(self.log_likelihood(X).value)
 
     def log_likelihood(
         self,
