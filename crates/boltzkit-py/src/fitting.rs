@@ -3,6 +3,10 @@
 //! derived from the same `seed`, the same defaults), so that a Python fit and a CLI fit with
 //! the same settings give the same bits.
 //!
+//! Every learner is the library's one fit shape: settings → `check()` → a
+//! [`Learner`] whose `fit_with(data, Run)` returns `Fit { model, record }`; the binding adds
+//! to the `Run` its Python callback (an [`Observer`]) and the interrupt flag Ctrl-C sets.
+//!
 //! Each function runs the learner on a worker thread ([`run::interruptible`]) and returns
 //! `(model, record_json, signal)`: the fitted (or, after Ctrl-C, the last good) model, the
 //! learner's record as JSON, and the exception to raise once the model is kept (Ctrl-C, or an
@@ -13,18 +17,17 @@ use crate::error::IntoPyResult;
 use crate::model::NativeModel;
 use crate::run;
 use boltzkit::data::Dataset;
-use boltzkit::fit::Interrupt;
+use boltzkit::fit::{Control, Count, Interrupt, Learner, Run, StopReason};
 use boltzkit::fsll::{self, FsllParams, TransformPath};
-use boltzkit::fvbm::{bslm, ga, mle, newton, pcd, Convention, MpleParams};
+use boltzkit::fvbm::{ga, mle, newton, pcd, Convention, MpleParams};
 use boltzkit::model::{AnyModel, Metadata};
 use boltzkit::rbm::ais::AisSchedule;
-use boltzkit::rbm::frank_wolfe::{AlphaRule, FrankWolfe, FwObserver, FwParams, FwProgress};
+use boltzkit::rbm::frank_wolfe::{AlphaRule, CheckedFwParams, FwParams, FwProgress};
 use boltzkit::rbm::train::{
-    AisLogLikelihood, Algorithm, ExactLogLikelihood, LearningRate, Observer, Progress, TrainParams,
-    Trainer,
+    AisLogLikelihood, Algorithm, CheckedRbmParams, ExactLogLikelihood, LearningRate, Progress,
+    RbmParams, TrainParams,
 };
-use boltzkit::rbm::Rbm;
-use boltzkit::rng::{derive_seed, rng_from_seed};
+use boltzkit::rng::derive_seed;
 use numpy::PyReadonlyArray2;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -56,9 +59,25 @@ impl Raised {
     }
 }
 
-/// Calls the user's `callback(info)` with the GIL taken on the worker thread. Returns whether
-/// the run should go on: `False` from the callback stops it, an exception is kept (and stops
-/// it).
+/// Calls the user's `callback(info)` with the GIL taken on the worker thread. `False` from the
+/// callback stops the run, an exception is kept (and stops it); the model observed is kept.
+fn control(
+    cb: &Py<PyAny>,
+    raised: &Raised,
+    after: Count,
+    fill: impl FnOnce(&Bound<'_, PyDict>) -> PyResult<()>,
+) -> Control {
+    if call_back(cb, raised, fill) {
+        Control::Continue
+    } else {
+        Control::Stop(StopReason::EarlyStopped {
+            after,
+            detail: "the callback asked to stop (or raised)".into(),
+        })
+    }
+}
+
+/// Calls `callback(info)`; whether the run should go on.
 fn call_back(
     cb: &Py<PyAny>,
     raised: &Raised,
@@ -99,33 +118,9 @@ fn metadata(entries: &[(&str, String)]) -> Metadata {
 // ---------------------------------------------------------------------------------------------
 // RBM trainers
 
-/// The RBM trainer's hook: hands `{epoch, step, wall_s, learning_rate, metrics}` to the
-/// Python callback.
-struct RbmCallback {
-    cb: Py<PyAny>,
-    raised: Raised,
-}
-
-impl Observer for RbmCallback {
-    fn observe(&mut self, p: &mut Progress<'_>) -> boltzkit::Result<()> {
-        let go_on = call_back(&self.cb, &self.raised, |d| {
-            d.set_item("epoch", p.epoch)?;
-            d.set_item("step", p.step)?;
-            d.set_item("wall_s", p.wall_s)?;
-            d.set_item("learning_rate", p.learning_rate)?;
-            d.set_item("metrics", p.metrics.clone())?;
-            Ok(())
-        });
-        if !go_on {
-            *p.stop = Some("the callback asked to stop".into());
-        }
-        Ok(())
-    }
-}
-
-/// Trains an RBM as `boltzkit rbm fit` does: a fresh model is `Rbm::init_from_data(data,
-/// n_hidden, 0.01, rng(derive_seed(seed, 0)))`, the trainer is seeded by `derive_seed(seed,
-/// 1)`, the AIS monitor by `derive_seed(seed, 3)`; `init` continues from a model instead.
+/// Trains an RBM as `boltzkit rbm fit` does, through `RbmParams` (a fresh model initialized
+/// from `derive_seed(seed, 0)`, the loop seeded by `derive_seed(seed, 1)`, the AIS monitor by
+/// `derive_seed(seed, 3)`); `init` continues from a model instead.
 #[pyfunction]
 #[pyo3(signature = (x, n_hidden, algo, learning_rate, learning_rate_end, n_epochs, batch_size,
     momentum, weight_decay, seed, init=None, monitor="none", eval_every=1, callback=None,
@@ -163,7 +158,7 @@ pub fn fit_rbm(
         })
         .momentum(momentum)
         .weight_decay(weight_decay)
-        .seed(derive_seed(seed, 1));
+        .seed(seed);
     params = if batch_size == 0 {
         params.full_batch()
     } else {
@@ -188,22 +183,18 @@ pub fn fit_rbm(
         },
         None => None,
     };
+    let learner = RbmParams::new(n_hidden).train(params).check().py()?;
     let flag = Interrupt::new();
     let raised = Raised::default();
     let work = || -> boltzkit::Result<_> {
         let rbm = match start {
             Some(r) => r,
-            None => Rbm::init_from_data(
-                &data,
-                n_hidden,
-                0.01,
-                &mut rng_from_seed(derive_seed(seed, 0)),
-            )?,
+            None => learner.init(&data)?,
         };
-        let mut trainer = Trainer::new(rbm, &data, params)?;
+        let mut run: Run<'_, CheckedRbmParams> = Run::new().interrupt(flag.clone());
         match monitor {
             "exact" => {
-                trainer = trainer.add_observer(
+                run = run.observe_every(
                     ExactLogLikelihood::new("train_ll", data.clone()),
                     eval_every,
                 )
@@ -216,24 +207,29 @@ pub fn fit_rbm(
                     100,
                     derive_seed(seed, 3),
                 )?;
-                trainer = trainer.add_observer(obs, eval_every);
+                run = run.observe_every(obs, eval_every);
             }
             _ => {}
         }
         if let Some(cb) = &callback {
-            let obs = RbmCallback {
-                cb: Python::attach(|py| cb.clone_ref(py)),
-                raised: raised.clone(),
+            let hook = |p: &mut Progress<'_>| {
+                Ok(control(cb, &raised, Count::epochs(p.epoch), |d| {
+                    d.set_item("epoch", p.epoch)?;
+                    d.set_item("step", p.step)?;
+                    d.set_item("wall_s", p.wall_s)?;
+                    d.set_item("learning_rate", p.learning_rate)?;
+                    d.set_item("metrics", p.metrics.clone())
+                }))
             };
-            trainer = trainer.add_observer(obs, eval_every.max(1));
+            run = run.observe_every(hook, eval_every.max(1));
         }
-        trainer.interrupt(flag.clone()).run()
+        learner.fit_from(rbm, &data, run)
     };
     let (outcome, signal) = run::interruptible(py, threads, &flag, work)?;
     let outcome = outcome.py()?;
     let rec = &outcome.record;
     let settings = json!({
-        "algo": algorithm.name(), "hidden": outcome.rbm.n_hidden(), "epochs": n_epochs,
+        "algo": algorithm.name(), "hidden": outcome.model.n_hidden(), "epochs": n_epochs,
         "lr": learning_rate, "lr_end": learning_rate_end, "batch_size": batch_size,
         "momentum": momentum, "weight_decay": weight_decay, "init_model": init.is_some(),
     });
@@ -244,45 +240,14 @@ pub fn fit_rbm(
         ("epochs_done", rec.epochs.to_string()),
         ("stop_reason", rec.stop.to_string()),
     ]);
-    let record = json!({
-        "stop": serde_json::to_value(&rec.stop).unwrap_or_default(),
-        "stop_reason": rec.stop.to_string(),
-        "epochs": rec.epochs, "steps": rec.steps, "wall_s": rec.wall_s,
-        "history": serde_json::to_value(&rec.history).unwrap_or_default(),
-    });
-    let model = NativeModel::new(AnyModel::Rbm(outcome.rbm), outcome.offsets, meta);
+    let mut record = serde_json::to_value(rec).unwrap_or_default();
+    record["stop_reason"] = json!(rec.stop.to_string());
+    let model = NativeModel::new(AnyModel::Rbm(outcome.model), outcome.record.offsets, meta);
     Ok((model, record.to_string(), pending(py, &raised, signal)))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Frank-Wolfe
-
-/// The Frank-Wolfe hook: hands `{iteration, units, alpha, wall_s, evaluation, metrics}` to
-/// the Python callback after each iteration; `False` or an exception stops the run (through
-/// the interrupt flag, the learner's only way to stop early).
-struct FwCallback {
-    cb: Py<PyAny>,
-    raised: Raised,
-    flag: Interrupt,
-}
-
-impl FwObserver for FwCallback {
-    fn observe(&mut self, p: &mut FwProgress<'_>) -> boltzkit::Result<()> {
-        let go_on = call_back(&self.cb, &self.raised, |d| {
-            d.set_item("iteration", p.iteration.iteration)?;
-            d.set_item("units", p.iteration.units)?;
-            d.set_item("alpha", p.iteration.alpha)?;
-            d.set_item("wall_s", p.wall_s)?;
-            d.set_item("evaluation", p.evaluation)?;
-            d.set_item("metrics", p.metrics.clone())?;
-            Ok(())
-        });
-        if !go_on {
-            self.flag.set();
-        }
-        Ok(())
-    }
-}
 
 /// Grows an RBM by Frank-Wolfe as `boltzkit rbm fit --algo frank-wolfe` does (the learner
 /// seeded by `derive_seed(seed, 1)`). Returns the grown model; the record's `selected` holds
@@ -341,7 +306,7 @@ pub fn fit_frank_wolfe(
         .early_stop(early_stop)
         .gap_tol(gap_tol)
         .seed(derive_seed(seed, 1));
-    params.check().py()?;
+    let learner: CheckedFwParams = params.check().py()?;
     let start = match &init {
         Some(m) => match &m.model {
             AnyModel::Rbm(r) => Some(r.clone()),
@@ -358,21 +323,24 @@ pub fn fit_frank_wolfe(
     let flag = Interrupt::new();
     let raised = Raised::default();
     let work = || -> boltzkit::Result<_> {
-        let mut fw = match &start {
-            Some(rbm) => FrankWolfe::from_rbm(&data, rbm, params.clone())?,
-            None => FrankWolfe::new(&data, params.clone())?,
-        };
-        if let Some(v) = &valid {
-            fw = fw.validation(v)?;
-        }
+        let mut run: Run<'_, CheckedFwParams> = Run::new().interrupt(flag.clone());
         if let Some(cb) = &callback {
-            fw = fw.add_observer(FwCallback {
-                cb: Python::attach(|py| cb.clone_ref(py)),
-                raised: raised.clone(),
-                flag: flag.clone(),
-            });
+            let hook = |p: &mut FwProgress<'_>| {
+                Ok(control(cb, &raised, Count::units(p.iteration.units), |d| {
+                    d.set_item("iteration", p.iteration.iteration)?;
+                    d.set_item("units", p.iteration.units)?;
+                    d.set_item("alpha", p.iteration.alpha)?;
+                    d.set_item("wall_s", p.wall_s)?;
+                    d.set_item("evaluation", p.evaluation)?;
+                    d.set_item("metrics", p.metrics.clone())
+                }))
+            };
+            run = run.observe(hook);
         }
-        fw.interrupt(flag.clone()).run()
+        match &start {
+            Some(rbm) => learner.fit_from(rbm, &data, valid.as_ref(), run),
+            None => learner.fit_validated(&data, valid.as_ref(), run),
+        }
     };
     let (fit, signal) = run::interruptible(py, threads, &flag, work)?;
     let fit = fit.py()?;
@@ -399,6 +367,7 @@ pub fn fit_frank_wolfe(
     let mut record = serde_json::to_value(rec).unwrap_or_default();
     record["stop_reason"] = json!(rec.stop.to_string());
     let selected = fit
+        .record
         .selected
         .map(|m| NativeModel::new(AnyModel::FrankWolfe(m), None, meta.clone()));
     let model = NativeModel::new(AnyModel::FrankWolfe(fit.model), None, meta);
@@ -416,8 +385,8 @@ pub fn fit_frank_wolfe(
 /// Fits an FVBM as `boltzkit fvbm fit` does: `bslm` stops at first-order optimality (the
 /// library's default `MpleParams`), `ga` and `newton` keep the paper's gain rule
 /// (`MpleParams::paper()`), unless `tau` / `grad_tol` are given; `pcd` is seeded by `seed`.
-/// The callback receives `{iteration, objective}` per sweep (MPLE) or `{update}` (PCD).
-/// These learners have no interrupt: Ctrl-C is raised when the fit ends.
+/// The callback receives `{iteration, objective}` per sweep (MPLE, MLE) or `{update,
+/// mismatch}` (PCD); Ctrl-C stops every solver after its current iteration.
 #[pyfunction]
 #[pyo3(signature = (x, algo, convention, l2, max_iterations, tau, grad_tol, check_existence,
     mu, learning_rate, n_chains, n_updates, seed, callback=None, threads=None))]
@@ -478,15 +447,22 @@ pub fn fit_fvbm(
     let raised = Raised::default();
     let flag = Interrupt::new();
     let work = || -> boltzkit::Result<(boltzkit::fvbm::Fvbm, serde_json::Value)> {
-        let cb = callback.as_ref();
-        let observe = |p: &boltzkit::fvbm::Progress| {
-            if let Some(cb) = cb {
-                call_back(cb, &raised, |d| {
-                    d.set_item("iteration", p.iteration)?;
-                    d.set_item("objective", p.objective)
-                });
-            }
-        };
+        let (cb, raised) = (callback.as_ref(), &raised);
+        // a Run for the MPLE / MLE solvers (their progress: sweep and objective)
+        macro_rules! solver_run {
+            () => {{
+                let mut run = Run::new().interrupt(flag.clone());
+                if let Some(cb) = cb {
+                    run = run.observe(move |p: &mut boltzkit::fvbm::Progress| {
+                        Ok(control(cb, raised, Count::iterations(p.iteration), |d| {
+                            d.set_item("iteration", p.iteration)?;
+                            d.set_item("objective", p.objective)
+                        }))
+                    });
+                }
+                run
+            }};
+        }
         let with_exists = |fit: boltzkit::fvbm::FvbmFit| {
             let mut rec = serde_json::to_value(&fit.record).unwrap_or_default();
             rec["mple_exists"] = json!(fit.record.mple_exists());
@@ -494,23 +470,21 @@ pub fn fit_fvbm(
             (fit.model, rec)
         };
         Ok(match algo {
-            "bslm" => with_exists(bslm::fit_observed(&data, &mple, observe)?),
-            "ga" => with_exists(ga::fit_observed(
-                &data,
-                &ga::GaParams {
+            "bslm" => with_exists(mple.check()?.fit_with(&data, solver_run!())?),
+            "ga" => {
+                let p = ga::GaParams {
                     step: mu,
                     mple: mple.clone(),
-                },
-                observe,
-            )?),
-            "newton" => with_exists(newton::fit_observed(
-                &data,
-                &newton::NewtonParams {
+                };
+                with_exists(p.check()?.fit_with(&data, solver_run!())?)
+            }
+            "newton" => {
+                let p = newton::NewtonParams {
                     mple: mple.clone(),
                     ..Default::default()
-                },
-                observe,
-            )?),
+                };
+                with_exists(p.check()?.fit_with(&data, solver_run!())?)
+            }
             "mle" => {
                 let mut p = mle::MleParams {
                     convention: conv,
@@ -518,7 +492,7 @@ pub fn fit_fvbm(
                     ..Default::default()
                 };
                 p.lbfgs.max_iterations = max_iterations;
-                let fit = mle::fit(&data, &p)?;
+                let fit = p.check()?.fit_with(&data, solver_run!())?;
                 let mut rec = serde_json::to_value(&fit.record).unwrap_or_default();
                 rec["stop_reason"] = json!(fit.record.stop.to_string());
                 (fit.model, rec)
@@ -531,14 +505,20 @@ pub fn fit_fvbm(
                     n_updates,
                     l2,
                     init: None,
+                    seed,
                 };
-                p.check()?;
-                let fit = pcd::fit_observed(&data, &p, seed, |u| {
-                    if let Some(cb) = cb {
-                        call_back(cb, &raised, |d| d.set_item("update", u));
-                    }
-                })?;
-                let rec = serde_json::to_value(&fit.record).unwrap_or_default();
+                let mut run = Run::new().interrupt(flag.clone());
+                if let Some(cb) = cb {
+                    run = run.observe(move |p: &mut pcd::PcdProgress<'_>| {
+                        Ok(control(cb, raised, Count::iterations(p.update), |d| {
+                            d.set_item("update", p.update)?;
+                            d.set_item("mismatch", p.mismatch)
+                        }))
+                    });
+                }
+                let fit = p.check()?.fit_with(&data, run)?;
+                let mut rec = serde_json::to_value(&fit.record).unwrap_or_default();
+                rec["stop_reason"] = json!(fit.record.stop.to_string());
                 (fit.model, rec)
             }
         })
@@ -563,8 +543,8 @@ pub fn fit_fvbm(
 // FSLL
 
 /// Fits an FSLL model by the greedy MDL learner as `boltzkit fsll fit` does. The callback
-/// receives `{iteration, cost, n_basis}` per iteration. The learner has no interrupt: Ctrl-C
-/// is raised when the fit ends.
+/// receives `{iteration, cost, n_basis}` per iteration; Ctrl-C stops it after the current
+/// iteration.
 #[pyfunction]
 #[pyo3(signature = (x, epsilon, cardinalities, max_iterations, refresh_every, path,
     callback=None, threads=None))]
@@ -599,19 +579,21 @@ pub fn fit_fsll(
             }
         },
     };
-    params.check().py()?;
     let raised = Raised::default();
     let flag = Interrupt::new();
+    let learner = params.check().py()?;
     let work = || {
-        fsll::fit_observed(&data, &params, |p| {
-            if let Some(cb) = &callback {
-                call_back(cb, &raised, |d| {
+        let mut run = Run::new().interrupt(flag.clone());
+        if let Some(cb) = &callback {
+            run = run.observe(|p: &mut fsll::Progress| {
+                Ok(control(cb, &raised, Count::iterations(p.iteration), |d| {
                     d.set_item("iteration", p.iteration)?;
                     d.set_item("cost", p.cost)?;
                     d.set_item("n_basis", p.n_basis)
-                });
-            }
-        })
+                }))
+            });
+        }
+        learner.fit_with(&data, run)
     };
     let (fit, signal) = run::interruptible(py, threads, &flag, work)?;
     let fit = fit.py()?;

@@ -166,7 +166,10 @@ impl NativeModel {
             _ => (None, load_tensors(path)?.metadata),
         };
         // the writer sets `format` itself
-        let metadata = metadata.into_iter().filter(|(k, _)| k != "format").collect();
+        let metadata = metadata
+            .into_iter()
+            .filter(|(k, _)| k != "format")
+            .collect();
         Ok(NativeModel::new(model, offsets, metadata))
     }
 }

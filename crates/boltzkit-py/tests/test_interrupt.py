@@ -30,8 +30,8 @@ CHILD = textwrap.dedent(
         print("finished", flush=True)
     except KeyboardInterrupt:
         t = time.monotonic()
-        print("interrupted", t, est.stop_reason_, float(est.score_samples(X[:5], method="ais",
-              ais_steps=10, ais_chains=2).mean()) < 0, flush=True)
+        kept = est.sample(2, n_steps=3, random_state=0).shape == (2, 200)
+        print("interrupted", t, est.stop_reason_, kept, flush=True)
     """
 )
 
@@ -40,6 +40,7 @@ KINDS = {
     "random_state=0)",
     "frank-wolfe": "boltzkit.FrankWolfeRBM(max_units=100000, n_chains=500, eval_every=0, "
     "callback=cb, random_state=0)",
+    "fvbm-pcd": "boltzkit.FVBM(algo='pcd', n_updates=10**9, callback=cb, random_state=0)",
 }
 
 

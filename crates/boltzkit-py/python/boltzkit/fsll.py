@@ -29,8 +29,9 @@ class FSLL(ModelMixin, BaseEstimator):
         full transform per iteration).
     verbose : int, default=0
     callback : callable or None, default=None
-        ``callback(info)`` per iteration (``iteration``, ``cost``, ``n_basis``). The learner
-        has no interrupt: Ctrl-C is raised when the fit ends.
+        ``callback(info)`` per iteration (``iteration``, ``cost``, ``n_basis``); returning
+        ``False`` stops the fit. Ctrl-C stops it after the current iteration, keeps the model
+        so far and raises ``KeyboardInterrupt``.
     random_state : int, RandomState, Generator or None, default=None
         Seed of :meth:`sample`.
     n_jobs : int or None, default=None

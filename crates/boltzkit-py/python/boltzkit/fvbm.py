@@ -51,7 +51,9 @@ class FVBM(ModelMixin, BaseEstimator):
     verbose : int, default=0
     callback : callable or None, default=None
         ``callback(info)`` per sweep (``iteration``, ``objective``) or PCD update
-        (``update``). These learners have no interrupt: Ctrl-C is raised when the fit ends.
+        (``update``, ``mismatch``); returning ``False`` stops the fit. Ctrl-C stops any
+        solver after its current iteration, keeps the model so far and raises
+        ``KeyboardInterrupt``.
     random_state : int, RandomState, Generator or None, default=None
         Seed of ``pcd`` and of :meth:`sample`.
     n_jobs : int or None, default=None
