@@ -5,7 +5,7 @@
 //!
 //! Every learner is the library's one fit shape: settings → `check()` → a
 //! [`Learner`] whose `fit_with(data, Run)` returns `Fit { model, record }`; the binding adds
-//! to the `Run` its Python callback (an [`Observer`]) and the interrupt flag Ctrl-C sets.
+//! to the `Run` its Python callback (a [`boltzkit::fit::Observer`]) and the interrupt flag Ctrl-C sets.
 //!
 //! Each function runs the learner on a worker thread ([`run::interruptible`]) and returns
 //! `(model, record_json, signal)`: the fitted (or, after Ctrl-C, the last good) model, the
