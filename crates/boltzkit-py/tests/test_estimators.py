@@ -326,3 +326,42 @@ def test_help_explains_every_parameter():
             m = re.search(rf"^    {name} : .*default=(\S+)$", doc, re.MULTILINE)
             assert m, f"{cls.__name__}: no numpydoc line with a default for {name}"
             assert ast.literal_eval(m.group(1)) == p.default, (cls.__name__, name)
+
+
+def test_works_without_scikit_learn():
+    """scikit-learn is optional: with it unimportable the estimators keep the same
+    get_params / set_params / fit / pickle behaviour on the minimal base."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import pickle, sys
+        sys.modules["sklearn"] = None  # import sklearn now fails
+        import numpy as np
+        import boltzkit
+        assert not boltzkit.HAVE_SKLEARN
+        X = (np.random.default_rng(0).random((100, 6)) < 0.4).astype(np.uint8)
+        r = boltzkit.RBM(n_hidden=3).set_params(n_epochs=2, random_state=1)
+        assert r.get_params()["n_epochs"] == 2 and "n_epochs=2" in repr(r)
+        try:
+            r.set_params(n_layers=2)
+        except ValueError as e:
+            assert "n_layers" in str(e)
+        else:
+            raise AssertionError("set_params accepted an unknown name")
+        H = r.fit_transform(X)
+        assert H.shape == (100, 3)
+        assert r.__sklearn_tags__().transformer_tags.preserves_dtype == ["float32"]
+        back = pickle.loads(pickle.dumps(r))
+        assert np.array_equal(back.components_, r.components_)
+        try:
+            boltzkit.FVBM().score(X)
+        except boltzkit.NotFittedError as e:
+            assert isinstance(e, ValueError) and isinstance(e, AttributeError)
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
