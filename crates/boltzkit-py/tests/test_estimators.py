@@ -365,3 +365,19 @@ def test_works_without_scikit_learn():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_frank_wolfe_selects_a_size_on_validation_data():
+    rng = np.random.default_rng(0)
+    X = (rng.random((300, 12)) < 0.3).astype(np.uint8)
+    V = (rng.random((100, 12)) < 0.3).astype(np.uint8)
+    fw = boltzkit.FrankWolfeRBM(max_units=6, eval_every=2, n_chains=200, random_state=1)
+    fw.fit(X, X_valid=V)
+    assert [u for u, _ in fw.gap_curve_] == [2, 4, 6]
+    assert fw.n_units_ == 6 and fw.selected_units_ in (2, 4, 6)
+    sel = fw.selected_model_
+    assert isinstance(sel, boltzkit.FrankWolfeRBM)
+    assert sel.components_.shape == (fw.selected_units_, 12)
+    assert np.isfinite(sel.score(V))
+    with pytest.raises(ValueError, match="X_valid"):
+        boltzkit.FrankWolfeRBM(early_stop=True).fit(X)

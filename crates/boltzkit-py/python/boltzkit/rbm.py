@@ -335,8 +335,8 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         Units grown.
     selected_units_ : int or None
         The size selected by the validation gap (with ``X_valid``).
-    selected_model_ : NativeModel or None
-        The model of that size.
+    selected_model_ : FrankWolfeRBM or None
+        The fitted model of that size (score, sample, save it like this one).
     gap_curve_ : list of (units, gap)
         The train − validation gap at each evaluation.
     components_, intercept_visible_, intercept_hidden_ : as :class:`RBM`
@@ -432,7 +432,7 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         )
         record = parse_record(record)
         self.model_ = model
-        self.selected_model_ = selected
+        self.selected_model_ = None if selected is None else FrankWolfeRBM._from_native(selected)
         self.n_features_in_ = X.shape[1]
         self.seed_ = seed
         self.record_ = record
