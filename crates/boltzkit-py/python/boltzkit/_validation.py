@@ -83,15 +83,16 @@ def check_states(X, *, name="X", max_value=1, binarize=None, n_features=None, ow
             )
     if binarize is not None:
         return np.ascontiguousarray(arr > binarize, dtype=np.uint8)
-    if arr.dtype == np.uint8 and max_value >= 1:
-        bad = arr > max_value
+    if arr.dtype == np.uint8:
+        # one pass without a temporary in the common (valid) case; the cell only on failure
+        bad = arr > max_value if int(arr.max()) > max_value else None
     elif arr.dtype == np.bool_:
         return np.ascontiguousarray(arr, dtype=np.uint8)
     elif arr.dtype.kind == "f":
         bad = (arr < 0) | (arr > max_value) | (arr != np.floor(arr))
     else:
         bad = (arr < 0) | (arr > max_value)
-    if bad.any():
+    if bad is not None and bad.any():
         r, c = _first_bad(bad)
         expected = "0 or 1" if max_value == 1 else f"an integer in 0..{max_value}"
         hint = " (pass binarize=T to threshold grayscale data)" if max_value == 1 else ""
