@@ -255,8 +255,8 @@ pub fn fit_rbm(
 #[pyfunction]
 #[pyo3(signature = (x, max_units, lambda_, bias_learning_rate, n_chains, gibbs_steps,
     lbfgs_iterations, lbfgs_tol, subproblem_starts, bias_steps, bias_tol, away_steps,
-    free_alpha, eval_every, early_stop, gap_tol, seed, valid=None, init=None, callback=None,
-    threads=None))]
+    free_alpha, eval_every, early_stop, gap_tol, fall_tol, fall_patience, seed, valid=None,
+    init=None, callback=None, threads=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_frank_wolfe(
     py: Python<'_>,
@@ -276,6 +276,8 @@ pub fn fit_frank_wolfe(
     eval_every: usize,
     early_stop: bool,
     gap_tol: f64,
+    fall_tol: f64,
+    fall_patience: usize,
     seed: u64,
     valid: Option<PyReadonlyArray2<'_, u8>>,
     init: Option<PyRef<'_, NativeModel>>,
@@ -305,6 +307,8 @@ pub fn fit_frank_wolfe(
         .eval_every(eval_every)
         .early_stop(early_stop)
         .gap_tol(gap_tol)
+        .fall_tol(fall_tol)
+        .fall_patience(fall_patience)
         .seed(derive_seed(seed, 1));
     let learner: CheckedFwParams = params.check().py()?;
     let start = match &init {
@@ -348,6 +352,7 @@ pub fn fit_frank_wolfe(
     let settings = json!({
         "algo": "frank-wolfe", "max_units": max_units, "lambda": lambda_,
         "bias_lr": bias_learning_rate, "chains": n_chains, "k": gibbs_steps,
+        "fall_tol": fall_tol, "fall_patience": fall_patience,
         "lbfgs_iters": lbfgs_iterations, "lbfgs_tol": lbfgs_tol, "starts": subproblem_starts,
         "bias_steps": bias_steps, "bias_tol": bias_tol, "away": away_steps,
         "free_alpha": free_alpha, "eval_every": eval_every, "early_stop": early_stop,

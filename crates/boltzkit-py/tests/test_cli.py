@@ -158,3 +158,33 @@ def test_python_file_is_read_by_the_cli(cli, binary_data, tmp_path):
     fv = boltzkit.FVBM().fit(binary_data)
     fv.save(tmp_path / "f.safetensors")
     run(cli, "fvbm", "tests", "--model", tmp_path / "f.safetensors", "--data", data, "-q")
+
+
+def test_frank_wolfe_fit_matches_the_cli(cli, binary_data, tmp_path):
+    data = tmp_path / "x.npy"
+    np.save(data, binary_data)
+    out = tmp_path / "fw.safetensors"
+    run(
+        cli,
+        "rbm",
+        "fit",
+        "--algo",
+        "frank-wolfe",
+        "--data",
+        data,
+        "--max-units",
+        4,
+        "--chains",
+        100,
+        "--seed",
+        4,
+        "-q",
+        "-o",
+        out,
+    )
+    py = boltzkit.FrankWolfeRBM(max_units=4, n_chains=100, random_state=4).fit(binary_data)
+    back = boltzkit.load(out)
+    assert isinstance(back, boltzkit.FrankWolfeRBM)
+    assert py.components_.tobytes() == back.components_.tobytes()
+    assert py.intercept_visible_.tobytes() == back.intercept_visible_.tobytes()
+    assert py.intercept_hidden_.tobytes() == back.intercept_hidden_.tobytes()

@@ -108,6 +108,8 @@ def fit_frank_wolfe(
     eval_every: int,
     early_stop: bool,
     gap_tol: float,
+    fall_tol: float,
+    fall_patience: int,
     seed: int,
     valid: Optional[_U8] = None,
     init: Optional[NativeModel] = None,

@@ -303,8 +303,9 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         ``η`` of Eq. 10.
     n_chains : int, default=2000
         Persistent chains of the sampler.
-    gibbs_steps : int, default=1
-        Gibbs transitions per draw.
+    gibbs_steps : int, default=3
+        Gibbs transitions per draw (the library's default, measured: on Caltech101 one step
+        lets the grown model fall far below what three reach).
     lbfgs_iterations : int, default=50
     lbfgs_tol : float, default=1e-5
     subproblem_starts : int, default=1
@@ -320,6 +321,11 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
     early_stop : bool, default=False
         Stop once the train − validation gap grows by ``gap_tol`` (needs ``X_valid``).
     gap_tol : float, default=5.0
+    fall_tol : float, default=5.0
+        Objective guard: while the exact training log-likelihood is cheap (at most 20 units),
+        stop and keep the best model when it stays more than this many nats below its best
+        for ``fall_patience`` iterations in a row (``float("inf")``: off).
+    fall_patience : int, default=4
     binarize : float or None, default=None
         As :class:`RBM`.
     verbose : int, default=0
@@ -348,7 +354,7 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         lambda_=0.1,
         bias_learning_rate=0.5,
         n_chains=2000,
-        gibbs_steps=1,
+        gibbs_steps=3,
         lbfgs_iterations=50,
         lbfgs_tol=1e-5,
         subproblem_starts=1,
@@ -359,6 +365,8 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         eval_every=10,
         early_stop=False,
         gap_tol=5.0,
+        fall_tol=5.0,
+        fall_patience=4,
         binarize=None,
         verbose=0,
         callback=None,
@@ -380,6 +388,8 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         self.eval_every = eval_every
         self.early_stop = early_stop
         self.gap_tol = gap_tol
+        self.fall_tol = fall_tol
+        self.fall_patience = fall_patience
         self.binarize = binarize
         self.verbose = verbose
         self.callback = callback
@@ -424,6 +434,8 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
             int(self.eval_every),
             bool(self.early_stop),
             float(self.gap_tol),
+            float(self.fall_tol),
+            int(self.fall_patience),
             seed,
             valid,
             None,
