@@ -172,7 +172,43 @@ pub fn save_tensors(
         path: path.to_path_buf(),
         reason: format!("cannot serialize: {}", describe(&e)),
     })?;
-    write_atomic(path, &buffer)
+    write_atomic(path, &sorted_header(path, buffer)?)
+}
+
+/// `buffer` (a serialized safetensors file) with its JSON header rewritten in key order: the
+/// `safetensors` crate writes the metadata from a `HashMap`, whose order changes from process
+/// to process, so without this the same model gave different bytes. The data section and its
+/// offsets are unchanged; the header is padded with spaces to a multiple of 8 bytes, as the
+/// format asks.
+fn sorted_header(path: &Path, buffer: Vec<u8>) -> Result<Vec<u8>> {
+    let bad = |what: String| Error::Model {
+        path: path.to_path_buf(),
+        reason: format!("cannot order the header: {what}"),
+    };
+    let len_bytes: [u8; 8] = buffer[..8]
+        .try_into()
+        .map_err(|_| bad("too short".into()))?;
+    let n = usize::try_from(u64::from_le_bytes(len_bytes)).map_err(|e| bad(e.to_string()))?;
+    let header: BTreeMap<String, serde_json::Value> =
+        serde_json::from_slice(&buffer[8..8 + n]).map_err(|e| bad(e.to_string()))?;
+    let mut sorted = serde_json::Map::new();
+    for (key, value) in header {
+        let value = if key == "__metadata__" {
+            let meta: BTreeMap<String, String> =
+                serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+            serde_json::to_value(meta).map_err(|e| bad(e.to_string()))?
+        } else {
+            value
+        };
+        sorted.insert(key, value);
+    }
+    let mut json = serde_json::to_vec(&sorted).map_err(|e| bad(e.to_string()))?;
+    json.resize(json.len().next_multiple_of(8), b' ');
+    let mut out = Vec::with_capacity(8 + json.len() + buffer.len() - 8 - n);
+    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    out.extend_from_slice(&json);
+    out.extend_from_slice(&buffer[8 + n..]);
+    Ok(out)
 }
 
 /// Writes a model file: `tensors`, the caller's `extra` metadata, then `format` and the
@@ -394,6 +430,34 @@ mod tests {
             ("format".to_string(), format.to_string()),
             ("cardinalities".to_string(), "[2,3,2]".to_string()),
         ])
+    }
+
+    /// The same tensors and metadata give the same bytes, the header in key order (the
+    /// safetensors crate's `HashMap` order changes from map to map), and the file still loads.
+    #[test]
+    fn the_same_model_gives_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = meta("boltzkit/fsll/v1");
+        for i in 0..20 {
+            m.insert(format!("key{i:02}"), format!("value {i}"));
+        }
+        let bytes: Vec<Vec<u8>> = (0..4)
+            .map(|i| {
+                let p = dir.path().join(format!("m{i}.safetensors"));
+                save_tensors(&p, &sample_tensors(), &m).unwrap();
+                assert_eq!(load_tensors(&p).unwrap().metadata, m);
+                std::fs::read(&p).unwrap()
+            })
+            .collect();
+        assert!(bytes.windows(2).all(|w| w[0] == w[1]));
+        let n = u64::from_le_bytes(bytes[0][..8].try_into().unwrap()) as usize;
+        assert_eq!(n % 8, 0);
+        let header = String::from_utf8(bytes[0][8..8 + n].to_vec()).unwrap();
+        let at = |k: &str| header.find(k).unwrap();
+        assert!(
+            at("key00") < at("key01") && at("key01") < at("key19"),
+            "{header}"
+        );
     }
 
     #[test]
