@@ -39,7 +39,7 @@ pub fn sample_bernoulli<R: Rng + ?Sized>(p: &[f32], out: &mut [f32], rng: &mut R
 /// assert!(chains.visible().iter().all(|&x| x == 0.0 || x == 1.0));
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct GibbsChains {
     n_visible: usize,
     n_hidden: usize,

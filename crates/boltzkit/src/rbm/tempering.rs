@@ -62,7 +62,7 @@ pub fn swap_log_ratio(beta_lo: f64, beta_hi: f64, e_lo: f64, e_hi: f64) -> f64 {
 /// assert!(rates.iter().all(|&r| (0.0..=1.0).contains(&r)));
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TemperedChains {
     nv: usize,
     nh: usize,

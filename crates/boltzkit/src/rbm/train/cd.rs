@@ -25,13 +25,14 @@ use crate::rng::derive_seed;
 /// assert!(g.w.iter().all(|x| x.is_finite()));
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Cd {
     k: usize,
     persistent: bool,
     seed: u64,
     generation: u64,
     chains: Option<GibbsChains>,
+    #[serde(skip)] // scratch, overwritten by every batch's first estimate
     p_pos: Vec<f32>,
 }
 
@@ -147,6 +148,14 @@ impl Cd {
 }
 
 impl GradientEstimator for Cd {
+    fn save_state(&self) -> Result<Option<serde_json::Value>> {
+        super::trainer::save_json(self)
+    }
+
+    fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
+        super::trainer::restore_json(self, state, "CD")
+    }
+
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {
         self.sample(rbm, v)?;
         let Some(chains) = self.chains.as_mut() else {

@@ -108,7 +108,7 @@ fn check_offsets(rbm: &Rbm, mu: &[f32], lambda: &[f32]) -> Result<()> {
 /// assert!(rbm.is_finite() && cs.offsets().mu[2] > 0.5); // column 2 is all ones
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Centered {
     d: usize,
     cd: Cd,
@@ -116,6 +116,7 @@ pub struct Centered {
     lambda: Vec<f32>,
     nu_mu: f32,
     nu_lambda: f32,
+    #[serde(skip)] // scratch, overwritten by every step
     hp: Vec<f32>,
 }
 

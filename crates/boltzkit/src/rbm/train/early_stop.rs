@@ -119,6 +119,10 @@ impl<'a> Observer<Progress<'a>> for GapEarlyStop {
             rbm.n_visible(),
         )?;
         self.rule = GapRule::new(self.rule.tol);
+        // a resumed run replays the gaps it recorded, so the running minimum continues
+        for gap in p.history.iter().filter_map(|r| r.metrics.get("gap")) {
+            self.rule.grown(*gap);
+        }
         Ok(())
     }
 

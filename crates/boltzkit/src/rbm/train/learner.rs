@@ -22,7 +22,7 @@
 //! # Ok::<(), boltzkit::Error>(())
 //! ```
 
-use super::{CheckedTrainParams, Progress, TrainOutcome, TrainParams, Trainer, Update};
+use super::{CheckedTrainParams, Progress, TrainOutcome, TrainParams, TrainState, Trainer, Update};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::fit::{Learner, Run};
@@ -111,6 +111,22 @@ impl CheckedRbmParams {
         run: Run<'d, Self>,
     ) -> Result<TrainOutcome> {
         Trainer::checked(rbm, data, self.train)?.with_run(run).run()
+    }
+
+    /// Continues a run from its checkpoint ([`super::load_checkpoint`]): `rbm` is the
+    /// checkpoint's model and `state` its loop state ([`Trainer::resume`]); the result has the
+    /// same bits as the uninterrupted run.
+    pub fn fit_resumed<'d>(
+        &self,
+        rbm: Rbm,
+        state: TrainState,
+        data: &'d Dataset,
+        run: Run<'d, Self>,
+    ) -> Result<TrainOutcome> {
+        Trainer::checked(rbm, data, self.train)?
+            .resume(state)
+            .with_run(run)
+            .run()
     }
 
     /// Trains `rbm` on `data` with `update` (e.g. a user's estimator) instead of the update of

@@ -37,15 +37,15 @@ pub use centered::{from_centered, to_centered, Centered};
 pub use early_stop::{likelihood_gap, GapEarlyStop, GapRule};
 pub use learner::{CheckedRbmParams, RbmParams};
 pub use observers::{
-    AisLogLikelihood, Checkpoint, ExactLogLikelihood, JsonlLog, Monitors, Observer, Progress,
-    MAX_EXACT_OBSERVER_UNITS,
+    load_checkpoint, AisLogLikelihood, Checkpoint, ExactLogLikelihood, JsonlLog, Monitors,
+    Observer, Progress, MAX_EXACT_OBSERVER_UNITS, TRAIN_STATE_KEY,
 };
 pub use params::{CheckedTrainParams, LearningRate, TrainParams};
 pub use popcd::{PopCd, Weighting};
 pub use pt::Pt;
 pub use sdcp::Sdcp;
 pub use sgd::{Sgd, SgdParams};
-pub use trainer::{divergence, StopReason, TrainOutcome, TrainRecord, Trainer, Update};
+pub use trainer::{divergence, StopReason, TrainOutcome, TrainRecord, TrainState, Trainer, Update};
 
 use super::model::{check_len, Rbm};
 use crate::error::Result;
@@ -56,7 +56,7 @@ use std::collections::BTreeMap;
 /// An estimate of the gradient of the average log-likelihood (the ascent direction
 /// `∇g − ∇f` of Eqs. 4-5 of the S-DCP paper), laid out like the model: `w` is
 /// `n_visible × n_hidden` row-major.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Gradient {
     /// `∂ℓ/∂W`.
     pub w: Vec<f32>,
@@ -213,6 +213,20 @@ pub trait GradientEstimator {
     /// training loop calls it at each observation, so the metric log carries them. None by
     /// default.
     fn report(&mut self, _out: &mut BTreeMap<String, f64>) {}
+
+    /// The estimator's state between mini-batches (chains and their generators), so a run
+    /// can resume bit for bit ([`Update::save_state`]); `Ok(None)` by default: not resumable.
+    fn save_state(&self) -> Result<Option<serde_json::Value>> {
+        Ok(None)
+    }
+
+    /// Restores a state of [`GradientEstimator::save_state`]; refuses by default.
+    fn restore_state(&mut self, _state: serde_json::Value) -> Result<()> {
+        Err(crate::Error::param(
+            "resume",
+            "this estimator cannot restore a saved state (no restore_state)",
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -260,3 +274,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod tests_resume;

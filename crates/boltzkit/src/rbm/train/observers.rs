@@ -3,7 +3,8 @@
 //! [`ExactLogLikelihood`], [`AisLogLikelihood`], [`Monitors`], [`JsonlLog`] and
 //! [`Checkpoint`] (and [`super::GapEarlyStop`], which can end a run).
 
-use super::{StopReason, TrainParams};
+use super::trainer::LoopState;
+use super::{StopReason, TrainParams, TrainState};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::estimate::Method;
@@ -11,13 +12,13 @@ use crate::fit::Control;
 pub use crate::fit::Observer;
 use crate::io::{MetricLog, MetricRecord};
 use crate::rbm::ais::AisSchedule;
-use crate::rbm::file::{save_rbm, Offsets};
+use crate::rbm::file::{load_rbm, save_rbm, Offsets, RbmFile};
 use crate::rbm::loglik::{self, LogLikParams, LogLikelihood};
 use crate::rbm::model::base_rate_biases;
 use crate::rbm::{exact, monitor, Rbm};
 use crate::rng::derive_seed;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What an observer sees: the model after `epoch` epochs (`0` is the initial model) and a
 /// metric map it may add to (observers run in the order they were added, so a logger added
@@ -41,6 +42,10 @@ pub struct Progress<'a> {
     pub metrics: &'a mut BTreeMap<String, f64>,
     /// The centering offsets of centered algorithms.
     pub offsets: Option<&'a Offsets>,
+    /// The records of the observations before this one (a resumed run's included).
+    pub history: &'a [MetricRecord],
+    /// The loop's state, for [`Progress::train_state`]; `None` at `start` and `finish`.
+    pub(crate) state: Option<LoopState<'a>>,
 }
 
 /// Largest smaller layer for which [`ExactLogLikelihood`] enumerates (`2^25` states).
@@ -227,6 +232,22 @@ impl JsonlLog {
         })
     }
 
+    /// Continues the log at `path` of a run resumed after `epoch` epochs: records of later
+    /// epochs (written after the checkpoint, before the run was killed) are dropped, since
+    /// the resumed run writes them again.
+    pub fn resume(path: impl Into<PathBuf>, epoch: usize) -> Result<Self> {
+        let path = path.into();
+        let kept: Vec<MetricRecord> = MetricLog::read(&path)?
+            .into_iter()
+            .filter(|r| r.epoch <= epoch as u64)
+            .collect();
+        let mut log = MetricLog::create(path)?;
+        for r in kept {
+            log.append(r)?;
+        }
+        Ok(JsonlLog { log })
+    }
+
     /// The records written so far.
     pub fn records(&self) -> &[MetricRecord] {
         self.log.records()
@@ -247,13 +268,24 @@ impl<'a> Observer<Progress<'a>> for JsonlLog {
     }
 }
 
+/// The metadata key of a checkpoint's loop state ([`TrainState`] as JSON).
+pub const TRAIN_STATE_KEY: &str = "train_state";
+
 /// Writes the model (and the offsets of centered algorithms) to `path` (atomically, via
-/// [`save_rbm`]) at each observation and at the end, with the caller's metadata plus `algorithm`, `seed`, `epoch` and, at the end,
-/// `stop_reason`.
+/// [`save_rbm`]) at each observation and at the end, with the caller's metadata plus
+/// `algorithm`, `seed`, `epoch` and, at the end, `stop_reason`.
+///
+/// A checkpoint written at an observation also holds the loop's state
+/// ([`Progress::train_state`], under [`TRAIN_STATE_KEY`]), from which [`load_checkpoint`] and
+/// [`super::Trainer::resume`] continue the run bit for bit; add it after the evaluators so
+/// their metrics of that epoch are in the restored history. When the run is interrupted the
+/// last such checkpoint is left as it is (the model of an interrupted epoch could not
+/// resume); at any other end the final model is written with `stop_reason` and no loop state.
 #[derive(Debug, Clone)]
 pub struct Checkpoint {
     path: PathBuf,
     metadata: BTreeMap<String, String>,
+    resumable: bool,
 }
 
 impl Checkpoint {
@@ -262,6 +294,7 @@ impl Checkpoint {
         Checkpoint {
             path: path.into(),
             metadata,
+            resumable: false,
         }
     }
 }
@@ -282,12 +315,38 @@ impl<'a> Observer<Progress<'a>> for Checkpoint {
 
     fn observe(&mut self, p: &mut Progress<'a>) -> Result<Control> {
         self.metadata.insert("epoch".into(), p.epoch.to_string());
-        save_rbm(&self.path, p.rbm, p.offsets, &self.metadata)?;
+        let state = p.train_state()?;
+        self.resumable = state.is_some();
+        let mut meta = self.metadata.clone();
+        if let Some(state) = state {
+            let json = serde_json::to_string(&state)
+                .map_err(|e| Error::Internal(format!("serializing the loop state: {e}")))?;
+            meta.insert(TRAIN_STATE_KEY.into(), json);
+        }
+        save_rbm(&self.path, p.rbm, p.offsets, &meta)?;
         Ok(Control::Continue)
     }
 
     fn finish(&mut self, p: &mut Progress<'a>, stop: &StopReason) -> Result<()> {
+        if self.resumable && matches!(stop, StopReason::Interrupted { .. }) {
+            return Ok(());
+        }
         self.metadata.insert("stop_reason".into(), stop.to_string());
         save_rbm(&self.path, p.rbm, p.offsets, &self.metadata)
     }
+}
+
+/// A checkpoint read back: the model file (its metadata without the loop state) and the loop
+/// state when it holds one ([`Checkpoint`]; `None` for a model file, a finished run's final
+/// checkpoint, or an update that cannot save its state).
+pub fn load_checkpoint(path: &Path) -> Result<(RbmFile, Option<TrainState>)> {
+    let mut file = load_rbm(path)?;
+    let state = match file.metadata.remove(TRAIN_STATE_KEY) {
+        None => None,
+        Some(json) => Some(serde_json::from_str(&json).map_err(|e| Error::Model {
+            path: path.to_path_buf(),
+            reason: format!("the loop state `{TRAIN_STATE_KEY}` cannot be read: {e}"),
+        })?),
+    };
+    Ok((file, state))
 }

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// How the negative samples are weighted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Weighting {
     /// Self-normalized importance weights `r_i = ℓ ω_i / Σ_j ω_j` (Eq. 8): pop-CD.
     #[default]
@@ -62,16 +62,27 @@ pub enum Weighting {
 /// assert_eq!(a, b);
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PopCd {
     cd: Cd,
     weighting: Weighting,
+    #[serde(skip)] // scratch, overwritten by every estimate
     x: Vec<f32>,
+    #[serde(skip)]
     p_neg: Vec<f32>,
+    #[serde(skip)]
     log_w: Vec<f64>,
+    #[serde(skip)]
     r: Vec<f32>,
+    // diagnostics only (NaN / ∞ have no JSON form): a restored estimator starts a new period
+    #[serde(skip, default = "nan")]
     last_ess: f64,
+    #[serde(skip, default = "EssStats::empty")]
     ess: EssStats,
+}
+
+fn nan() -> f64 {
+    f64::NAN
 }
 
 /// Effective sample sizes of the batches since the last report.
@@ -90,6 +101,10 @@ impl EssStats {
         sum_frac: 0.0,
         min_frac: f64::INFINITY,
     };
+
+    fn empty() -> Self {
+        EssStats::EMPTY
+    }
 }
 
 impl PopCd {
@@ -136,6 +151,14 @@ impl PopCd {
 }
 
 impl GradientEstimator for PopCd {
+    fn save_state(&self) -> Result<Option<serde_json::Value>> {
+        super::trainer::save_json(self)
+    }
+
+    fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
+        super::trainer::restore_json(self, state, "pop-CD")
+    }
+
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {
         self.cd.sample(rbm, v)?;
         let Some(chains) = self.cd.chains() else {

@@ -27,14 +27,17 @@ use std::collections::BTreeMap;
 /// assert!(log.contains_key("pt_swap_rate_mean"));
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Pt {
     replicas: usize,
     k: usize,
     seed: u64,
     chains: Option<TemperedChains>,
+    #[serde(skip)] // scratch, overwritten by every estimate
     p_pos: Vec<f32>,
+    #[serde(skip)]
     v_cold: Vec<f32>,
+    #[serde(skip)]
     p_cold: Vec<f32>,
 }
 
@@ -64,6 +67,14 @@ impl Pt {
 }
 
 impl GradientEstimator for Pt {
+    fn save_state(&self) -> Result<Option<serde_json::Value>> {
+        super::trainer::save_json(self)
+    }
+
+    fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
+        super::trainer::restore_json(self, state, "PT")
+    }
+
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
         let batch = rbm.batch_rows("Pt::estimate", v, nv)?;

@@ -25,7 +25,7 @@ use crate::rbm::Rbm;
 /// assert!(rbm.is_finite());
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Sdcp {
     d: usize,
     cd: Cd,

@@ -113,6 +113,17 @@ impl Sgd {
         Ok(())
     }
 
+    /// The momentum buffer `Δ` (`None` before the first step): part of a run's state
+    /// ([`super::trainer::TrainState`]).
+    pub fn velocity(&self) -> Option<&Gradient> {
+        self.velocity.as_ref()
+    }
+
+    /// Replaces the momentum buffer (resuming a run); its shape is checked at the next step.
+    pub fn set_velocity(&mut self, velocity: Option<Gradient>) {
+        self.velocity = velocity;
+    }
+
     /// One ascent step `Δ ← m·Δ + η·(∇ − λ·W)`, `θ ← θ + Δ` with `∇` = `grad`.
     pub fn step(&mut self, rbm: &mut Rbm, grad: &Gradient) -> Result<()> {
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
@@ -134,6 +145,13 @@ impl Sgd {
             weight_decay: wd,
         } = self.params;
         let vel = self.velocity.get_or_insert_with(|| Gradient::zeros(nv, nh));
+        if vel.w.len() != nv * nh || vel.b.len() != nv || vel.c.len() != nh {
+            return Err(Error::Shape {
+                op: "Sgd::step (restored velocity)".into(),
+                expected: format!("a velocity for {nv} × {nh} units"),
+                found: format!("w {}, b {}, c {}", vel.w.len(), vel.b.len(), vel.c.len()),
+            });
+        }
         let (w, b, c) = rbm.params_mut();
         // elementwise, in parallel over fixed chunks: the same bits for any thread count
         let update = |theta: &mut [f32], vel: &mut [f32], g: &[f32], decay: f32| {

@@ -45,8 +45,9 @@ use crate::io::MetricRecord;
 use crate::rbm::file::Offsets;
 use crate::rbm::model::{fill_batch, visible_means};
 use crate::rbm::Rbm;
-use crate::rng::{derive_rng, derive_seed};
+use crate::rng::{derive_rng, derive_seed, BkRng};
 use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -100,6 +101,43 @@ pub trait Update {
     fn offsets(&self) -> Option<Offsets> {
         None
     }
+
+    /// The update's state between mini-batches (chains, their generators, offsets) for a
+    /// checkpoint ([`TrainState::update`]); `Ok(None)`, the default, means it cannot be saved,
+    /// and such a run cannot be resumed.
+    fn save_state(&self) -> Result<Option<serde_json::Value>> {
+        Ok(None)
+    }
+
+    /// Restores a state written by [`Update::save_state`]. Refuses by default.
+    fn restore_state(&mut self, _state: serde_json::Value) -> Result<()> {
+        Err(Error::param(
+            "resume",
+            "this update cannot restore a saved state (it implements no Update::restore_state)",
+        ))
+    }
+}
+
+/// [`Update::save_state`] of a built-in update: the whole value, as JSON.
+pub(crate) fn save_json<T: Serialize>(x: &T) -> Result<Option<serde_json::Value>> {
+    serde_json::to_value(x)
+        .map(Some)
+        .map_err(|e| Error::Internal(format!("saving the update's state: {e}")))
+}
+
+/// [`Update::restore_state`] of a built-in update.
+pub(crate) fn restore_json<T: serde::de::DeserializeOwned>(
+    x: &mut T,
+    state: serde_json::Value,
+    what: &str,
+) -> Result<()> {
+    *x = serde_json::from_value(state).map_err(|e| {
+        Error::param(
+            "resume",
+            format!("the saved state is not a {what} state: {e}"),
+        )
+    })?;
+    Ok(())
 }
 
 impl<E: GradientEstimator + ?Sized> Update for E {
@@ -117,6 +155,14 @@ impl<E: GradientEstimator + ?Sized> Update for E {
     fn report(&mut self, out: &mut BTreeMap<String, f64>) {
         GradientEstimator::report(self, out)
     }
+
+    fn save_state(&self) -> Result<Option<serde_json::Value>> {
+        GradientEstimator::save_state(self)
+    }
+
+    fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
+        GradientEstimator::restore_state(self, state)
+    }
 }
 
 impl Update for Sdcp {
@@ -128,6 +174,14 @@ impl Update for Sdcp {
         grad: &mut Gradient,
     ) -> Result<()> {
         self.step(rbm, v, sgd, grad)
+    }
+
+    fn save_state(&self) -> Result<Option<serde_json::Value>> {
+        save_json(self)
+    }
+
+    fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
+        restore_json(self, state, "S-DCP")
     }
 }
 
@@ -144,6 +198,14 @@ impl Update for Centered {
 
     fn offsets(&self) -> Option<Offsets> {
         Some(Centered::offsets(self))
+    }
+
+    fn save_state(&self) -> Result<Option<serde_json::Value>> {
+        save_json(self)
+    }
+
+    fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
+        restore_json(self, state, "centered (CG / CS-DCP)")
     }
 }
 
@@ -189,6 +251,90 @@ pub fn algorithm_update(
     })
 }
 
+/// The layout version of [`TrainState`].
+pub const TRAIN_STATE_VERSION: u32 = 1;
+
+/// The loop's whole state after an epoch: with the model of that epoch, what
+/// [`Trainer::resume`] needs to continue a run so that it ends with the same bits as an
+/// uninterrupted one (same settings, data and seed). [`super::Checkpoint`] stores it in the
+/// checkpoint file ([`super::observers::load_checkpoint`] reads it back).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrainState {
+    /// [`TRAIN_STATE_VERSION`].
+    pub version: u32,
+    /// The run's settings (`{:?}` of its [`TrainParams`]); a resume under others is refused.
+    pub settings: String,
+    /// Epochs done.
+    pub epoch: usize,
+    /// Updates done.
+    pub step: u64,
+    /// Wall-clock seconds of the run so far (the resumed run's clock continues from here).
+    pub wall_s: f64,
+    /// The optimizer's momentum buffer ([`Sgd::velocity`]).
+    pub velocity: Option<Gradient>,
+    /// The shuffling generator (`derive_rng(seed, 1)` after `epoch` shuffles).
+    pub shuffle_rng: BkRng,
+    /// The sample order, shuffled in place each epoch (the next shuffle permutes it).
+    pub order: Vec<usize>,
+    /// The update's state ([`Update::save_state`]).
+    pub update: serde_json::Value,
+    /// The metric history up to and including the observation at `epoch`.
+    pub history: Vec<MetricRecord>,
+}
+
+/// What the loop lends an observation so that [`Progress::train_state`] can assemble a
+/// [`TrainState`] (only when asked: a checkpoint).
+#[derive(Clone, Copy)]
+pub struct LoopState<'a> {
+    pub(crate) params: &'a TrainParams,
+    pub(crate) sgd: &'a Sgd,
+    pub(crate) shuffle_rng: &'a BkRng,
+    pub(crate) order: &'a [usize],
+    pub(crate) update: &'a dyn Update,
+}
+
+impl std::fmt::Debug for LoopState<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopState").finish_non_exhaustive()
+    }
+}
+
+impl Progress<'_> {
+    /// The loop's state at this observation, with the record of this observation as far as
+    /// the observers before the caller filled it (add [`super::Checkpoint`] after the
+    /// evaluators); `None` at `start` and `finish` (not an epoch boundary) and when the update
+    /// cannot save its state ([`Update::save_state`]).
+    pub fn train_state(&self) -> Result<Option<TrainState>> {
+        let Some(s) = self.state else {
+            return Ok(None);
+        };
+        let Some(update) = s.update.save_state()? else {
+            return Ok(None);
+        };
+        let mut history = self.history.to_vec();
+        if !self.metrics.is_empty() {
+            history.push(MetricRecord {
+                step: self.step,
+                epoch: self.epoch as u64,
+                wall_s: self.wall_s,
+                metrics: self.metrics.clone(),
+            });
+        }
+        Ok(Some(TrainState {
+            version: TRAIN_STATE_VERSION,
+            settings: format!("{:?}", s.params),
+            epoch: self.epoch,
+            step: self.step,
+            wall_s: self.wall_s,
+            velocity: s.sgd.velocity().cloned(),
+            shuffle_rng: s.shuffle_rng.clone(),
+            order: s.order.to_vec(),
+            update,
+            history,
+        }))
+    }
+}
+
 /// The training loop; see the module documentation.
 pub struct Trainer<'d> {
     rbm: Rbm,
@@ -196,6 +342,7 @@ pub struct Trainer<'d> {
     params: TrainParams,
     update: Option<Box<dyn Update + 'd>>,
     run: Run<'d, CheckedRbmParams>,
+    resume: Option<TrainState>,
 }
 
 impl std::fmt::Debug for Trainer<'_> {
@@ -231,7 +378,19 @@ impl<'d> Trainer<'d> {
             params,
             update: None,
             run: Run::new(),
+            resume: None,
         })
+    }
+
+    /// Continues the run whose state after some epoch is `state` (from a checkpoint:
+    /// [`super::observers::load_checkpoint`]); the trainer's model must be the model of that
+    /// epoch. The loop starts at the next epoch with the saved shuffle, optimizer and update
+    /// state, without the initial observation, so it ends with the same bits as the
+    /// uninterrupted run. [`Trainer::run`] refuses other settings, another data size, or a
+    /// state from the end of the run.
+    pub fn resume(mut self, state: TrainState) -> Self {
+        self.resume = Some(state);
+        self
     }
 
     /// Runs with the observers and interrupt of `run` (replacing those added so far).
@@ -275,6 +434,7 @@ impl<'d> Trainer<'d> {
             params,
             update,
             mut run,
+            resume,
         } = self;
         let start = Instant::now();
         let p = params;
@@ -293,23 +453,45 @@ impl<'d> Trainer<'d> {
             .momentum(p.momentum)
             .weight_decay(p.weight_decay)
             .check()?;
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut history = Vec::new();
+        let mut step = 0u64;
+        let mut first_epoch = 0usize;
+        let mut wall0 = 0.0;
+        let resumed = resume.is_some();
+        if let Some(state) = resume {
+            check_resume(&state, &p, n)?;
+            engine.restore_state(state.update)?;
+            sgd.set_velocity(state.velocity);
+            shuffle_rng = state.shuffle_rng;
+            order = state.order;
+            history = state.history;
+            step = state.step;
+            first_epoch = state.epoch;
+            wall0 = state.wall_s;
+        }
+        let lr_start = p.learning_rate.at(first_epoch.saturating_sub(1), p.epochs);
         run.start(&mut Progress {
             params: &p,
             rbm: &rbm,
-            epoch: 0,
-            step: 0,
-            learning_rate: lr0,
-            wall_s: 0.0,
+            epoch: first_epoch,
+            step,
+            learning_rate: lr_start,
+            wall_s: wall0,
             metrics: &mut BTreeMap::new(),
             offsets: engine.offsets().as_ref(),
+            history: &history,
+            state: None,
         })?;
-        let mut history = Vec::new();
         let mut observe = |run: &mut Run<'d, CheckedRbmParams>,
                            rbm: &Rbm,
                            epoch: usize,
                            step: u64,
                            lr: f32,
-                           engine: &mut Box<dyn Update + 'd>|
+                           engine: &mut Box<dyn Update + 'd>,
+                           sgd: &Sgd,
+                           shuffle_rng: &BkRng,
+                           order: &[usize]|
          -> Result<Option<StopReason>> {
             if !run.due(epoch) {
                 return Ok(None);
@@ -319,7 +501,7 @@ impl<'d> Trainer<'d> {
             let mut metrics = BTreeMap::new();
             engine.report(&mut metrics);
             let offsets = engine.offsets();
-            let wall_s = start.elapsed().as_secs_f64();
+            let wall_s = wall0 + start.elapsed().as_secs_f64();
             let stop = run.observe_at(
                 epoch,
                 &mut Progress {
@@ -331,6 +513,14 @@ impl<'d> Trainer<'d> {
                     wall_s,
                     metrics: &mut metrics,
                     offsets: offsets.as_ref(),
+                    history: &history,
+                    state: Some(LoopState {
+                        params: &p,
+                        sgd,
+                        shuffle_rng,
+                        order,
+                        update: &**engine,
+                    }),
                 },
             )?;
             if !metrics.is_empty() {
@@ -343,21 +533,33 @@ impl<'d> Trainer<'d> {
             }
             Ok(stop)
         };
-        let mut stop =
-            observe(&mut run, &rbm, 0, 0, lr0, &mut engine)?.unwrap_or(StopReason::MaxEpochs);
+        let mut stop = if resumed {
+            StopReason::MaxEpochs
+        } else {
+            observe(
+                &mut run,
+                &rbm,
+                0,
+                0,
+                lr0,
+                &mut engine,
+                &sgd,
+                &shuffle_rng,
+                &order,
+            )?
+            .unwrap_or(StopReason::MaxEpochs)
+        };
 
-        let mut order: Vec<usize> = (0..n).collect();
         let mut batch = vec![0f32; bs * nv];
         let mut grad = Gradient::like(&rbm);
         let mut last_good = rbm.clone();
-        let mut step = 0u64;
-        let mut epochs_done = 0usize;
+        let mut epochs_done = first_epoch;
         let epochs = if stop == StopReason::MaxEpochs {
             p.epochs
         } else {
             0
         };
-        'epochs: for epoch in 0..epochs {
+        'epochs: for epoch in first_epoch..epochs {
             let lr = p.learning_rate.at(epoch, p.epochs);
             sgd.set_learning_rate(lr)?;
             if p.shuffle {
@@ -388,13 +590,23 @@ impl<'d> Trainer<'d> {
                 }
             }
             epochs_done = epoch + 1;
-            if let Some(why) = observe(&mut run, &rbm, epochs_done, step, lr, &mut engine)? {
+            if let Some(why) = observe(
+                &mut run,
+                &rbm,
+                epochs_done,
+                step,
+                lr,
+                &mut engine,
+                &sgd,
+                &shuffle_rng,
+                &order,
+            )? {
                 stop = why;
                 break;
             }
         }
         let offsets = engine.offsets();
-        let wall_s = start.elapsed().as_secs_f64();
+        let wall_s = wall0 + start.elapsed().as_secs_f64();
         run.finish(
             &mut Progress {
                 params: &p,
@@ -405,6 +617,8 @@ impl<'d> Trainer<'d> {
                 wall_s,
                 metrics: &mut BTreeMap::new(),
                 offsets: offsets.as_ref(),
+                history: &history,
+                state: None,
             },
             &stop,
         )?;
@@ -420,6 +634,37 @@ impl<'d> Trainer<'d> {
             },
         })
     }
+}
+
+/// Refuses a [`TrainState`] that does not continue a run of `p` on `n` samples.
+fn check_resume(state: &TrainState, p: &TrainParams, n: usize) -> Result<()> {
+    let refuse = |why: String| Err(Error::param("resume", why));
+    if state.version != TRAIN_STATE_VERSION {
+        return refuse(format!(
+            "the saved state has layout version {}, this build reads {TRAIN_STATE_VERSION}",
+            state.version
+        ));
+    }
+    let settings = format!("{p:?}");
+    if state.settings != settings {
+        return refuse(format!(
+            "the saved run's settings differ: saved {}, given {settings}",
+            state.settings
+        ));
+    }
+    if state.order.len() != n {
+        return refuse(format!(
+            "the saved run had {} samples, the data has {n}",
+            state.order.len()
+        ));
+    }
+    if state.epoch >= p.epochs {
+        return refuse(format!(
+            "the saved state is at epoch {} of {}: nothing to resume",
+            state.epoch, p.epochs
+        ));
+    }
+    Ok(())
 }
 
 /// Copies the parameters of `src` into `dst` (same shape) without allocating.
