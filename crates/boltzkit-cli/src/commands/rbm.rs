@@ -20,9 +20,9 @@ use boltzkit::rbm::loglik::{
 use boltzkit::rbm::model::states_to_dataset;
 use boltzkit::rbm::train::early_stop::GapEarlyStop;
 use boltzkit::rbm::train::{
-    AisLogLikelihood, Algorithm, CheckedRbmParams, Checkpoint, ExactLogLikelihood, JsonlLog,
-    LearningRate, Monitors, Observer, Progress, RbmParams, StopReason, TrainParams,
-    MAX_EXACT_OBSERVER_UNITS,
+    load_checkpoint, AisLogLikelihood, Algorithm, CheckedRbmParams, Checkpoint, ExactLogLikelihood,
+    JsonlLog, LearningRate, Monitors, Observer, Progress, RbmParams, StopReason, TrainParams,
+    TrainState, MAX_EXACT_OBSERVER_UNITS,
 };
 use boltzkit::rbm::{monitor, GibbsChains, Rbm};
 use boltzkit::rng::derive_seed;
@@ -267,6 +267,12 @@ struct FitArgs {
     /// Start from this model file instead of the Sec. 4.1 initialization
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
+    /// Continue the killed or interrupted run whose --checkpoint is FILE, given the same
+    /// arguments: the final model is bit-identical to an uninterrupted run's. The checkpoint
+    /// goes on being written to FILE (or to --checkpoint), and --log drops its lines after the
+    /// checkpoint's epoch and continues
+    #[arg(long, value_name = "FILE", conflicts_with = "model")]
+    resume: Option<PathBuf>,
     /// Validation data: the train − validation gap of the average log-likelihood (ln Z
     /// cancels) is recorded every --eval-every epochs (frank-wolfe: units) as `gap`; FW's size
     /// selection reads it
@@ -428,6 +434,11 @@ impl<'p> Observer<Progress<'p>> for BarObserver {
 impl FitArgs {
     fn run(self) -> anyhow::Result<()> {
         if self.algo.family == AlgoArg::FrankWolfe {
+            if self.resume.is_some() {
+                return Err(
+                    UsageError::new("--resume does not apply to --algo frank-wolfe").into(),
+                );
+            }
             return fw::fit(self);
         }
         let seed = self.common.init()?;
@@ -493,18 +504,33 @@ impl FitArgs {
             params.batch_size(self.batch_size)
         };
         params.check()?;
+        // a resumed run goes on writing its checkpoint where it read it (unless told otherwise)
+        let checkpoint = self.checkpoint.as_ref().or(self.resume.as_ref());
+        let resume_input = self
+            .resume
+            .as_deref()
+            .filter(|r| Some(*r) != checkpoint.map(|c| c.as_path()));
         guard::model_files(
             &[
                 Some(&self.data),
                 self.valid.as_deref(),
                 self.model.as_deref(),
+                resume_input,
             ],
             &[
                 ("-o", Some(&self.output)),
-                ("--checkpoint", self.checkpoint.as_deref()),
+                ("--checkpoint", checkpoint.map(|c| c.as_path())),
             ],
             &[self.log.as_deref()],
         )?;
+        if let (Some(r), None) = (&self.resume, resume_input) {
+            // the checkpoint is read and rewritten in place: it must not be -o or the log
+            guard::model_files(
+                &[Some(r)],
+                &[("-o", Some(&self.output))],
+                &[self.log.as_deref()],
+            )?;
+        }
 
         let binarize = self.binarize.resolve(derive_seed(seed, 2));
         let data = load_binary(&self.data, binarize)?;
@@ -537,8 +563,26 @@ impl FitArgs {
                 UsageError::new("--early-stop needs --valid FILE and --eval-every N ≥ 1").into(),
             );
         }
-        let rbm = match &self.model {
-            Some(path) => {
+        let data_sha256 = boltzkit::io::sha256_file(&self.data)?;
+        let resumed = self
+            .resume
+            .as_deref()
+            .map(|path| read_resume(path, seed, &data_sha256))
+            .transpose()?;
+        let rbm = match (&self.model, &resumed) {
+            (_, Some((file, _))) => {
+                let rbm = file.rbm.clone();
+                if let Some(h) = self.hidden.filter(|&h| h != rbm.n_hidden()) {
+                    return Err(UsageError::new(format!(
+                        "--hidden {h} does not match the {} hidden units of --resume",
+                        rbm.n_hidden()
+                    ))
+                    .into());
+                }
+                check_vars(&self.data, &data, &rbm)?;
+                rbm
+            }
+            (Some(path), None) => {
                 let rbm = load_rbm(path)?.rbm;
                 if let Some(h) = self.hidden.filter(|&h| h != rbm.n_hidden()) {
                     return Err(UsageError::new(format!(
@@ -550,7 +594,7 @@ impl FitArgs {
                 check_vars(&self.data, &data, &rbm)?;
                 rbm
             }
-            None => {
+            (None, None) => {
                 let h = self
                     .hidden
                     .ok_or_else(|| UsageError::new("give --hidden N (or --model FILE)"))?;
@@ -579,6 +623,27 @@ impl FitArgs {
             .set("hidden", nh)
             .set("algo", algorithm.name());
 
+        let settings = json!({
+            "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": f32_value(self.lr),
+            "lr_end": self.lr_end.map(f32_value),
+            "batch_size": self.batch_size, "k": k,
+            "inner": if centered_or_dcp { Some(inner) } else { None },
+            "replicas": if self.algo.family == AlgoArg::Pt { Some(replicas) } else { None },
+            "loo": loo,
+            "valid": self.valid.as_ref().map(|p| p.display().to_string()),
+            "early_stop": self.early_stop, "gap_tol": self.gap_tol,
+            "momentum": f32_value(self.momentum), "weight_decay": f32_value(self.weight_decay),
+            "binarize": format!("{:?}", self.binarize),
+            "init_model": self.model.as_ref().map(|p| p.display().to_string()),
+        });
+        let resumed = match (resumed, &self.resume) {
+            (Some((file, state)), Some(path)) => {
+                check_resumed_settings(path, &file, &settings)?;
+                summary.set("resumed_at_epoch", state.epoch);
+                Some(state)
+            }
+            _ => None,
+        };
         let every = self.eval_every;
         let learner = RbmParams::new(nh).train(params).check()?;
         let mut run: Run<'_, CheckedRbmParams> = Run::new();
@@ -614,45 +679,44 @@ impl FitArgs {
             let rows: Vec<usize> = (0..data.n_samples().min(MONITOR_ROWS)).collect();
             run = run.observe_every(Monitors::new("train", data.select(&rows)?), every);
         }
-        if let Some(path) = &self.checkpoint {
+        if let Some(path) = checkpoint {
             let meta = BTreeMap::from([
                 ("data_file".to_string(), self.data.display().to_string()),
                 ("seed".to_string(), seed.to_string()),
+                ("data_sha256".to_string(), data_sha256.clone()),
+                (CLI_SETTINGS_KEY.to_string(), settings.to_string()),
             ]);
             run = run.observe_every(Checkpoint::new(path, meta), every);
         }
         if let Some(path) = &self.log {
-            let log = JsonlLog::create(path)
-                .with_context(|| format!("creating the log {}", path.display()))?;
+            let log = match &resumed {
+                Some(state) if path.exists() => JsonlLog::resume(path, state.epoch)
+                    .with_context(|| format!("continuing the log {}", path.display()))?,
+                _ => JsonlLog::create(path)
+                    .with_context(|| format!("creating the log {}", path.display()))?,
+            };
             run = run.observe_every(log, every);
         }
         let bar = progress::bar(self.epochs as u64, "epochs", self.common.quiet);
+        if let Some(state) = &resumed {
+            bar.set_position(state.epoch as u64);
+        }
         run = run
             .observe(BarObserver(bar.clone()))
             .interrupt(crate::interrupt::flag());
-        let outcome = learner.fit_from(rbm, &data, run)?;
+        let outcome = match resumed {
+            Some(state) => learner.fit_resumed(rbm, state, &data, run)?,
+            None => learner.fit_from(rbm, &data, run)?,
+        };
         bar.finish_and_clear();
         let record = &outcome.record;
 
-        let settings = json!({
-            "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": f32_value(self.lr),
-            "lr_end": self.lr_end.map(f32_value),
-            "batch_size": self.batch_size, "k": k,
-            "inner": if centered_or_dcp { Some(inner) } else { None },
-            "replicas": if self.algo.family == AlgoArg::Pt { Some(replicas) } else { None },
-            "loo": loo,
-            "valid": self.valid.as_ref().map(|p| p.display().to_string()),
-            "early_stop": self.early_stop, "gap_tol": self.gap_tol,
-            "momentum": f32_value(self.momentum), "weight_decay": f32_value(self.weight_decay),
-            "binarize": format!("{:?}", self.binarize),
-            "init_model": self.model.as_ref().map(|p| p.display().to_string()),
-        });
         let mut meta = BTreeMap::new();
         meta.insert("algorithm".to_string(), algorithm.name().to_string());
         meta.insert("settings".into(), settings.to_string());
         meta.insert("seed".into(), seed.to_string());
         meta.insert("data_file".into(), self.data.display().to_string());
-        meta.insert("data_sha256".into(), boltzkit::io::sha256_file(&self.data)?);
+        meta.insert("data_sha256".into(), data_sha256);
         meta.insert("epochs_done".into(), record.epochs.to_string());
         meta.insert("stop_reason".into(), record.stop.to_string());
         write_model(
@@ -705,6 +769,89 @@ impl FitArgs {
         }
         Ok(())
     }
+}
+
+/// The checkpoint metadata key of `rbm fit`'s settings (the `settings` of its `-o` file),
+/// which `--resume` compares with the settings given.
+const CLI_SETTINGS_KEY: &str = "cli_settings";
+
+/// Reads the checkpoint of `--resume`: refused (exit 2) when it is not a checkpoint with loop
+/// state, when its run finished, or when its seed or data differ from the ones given.
+fn read_resume(
+    path: &Path,
+    seed: u64,
+    data_sha256: &str,
+) -> anyhow::Result<(boltzkit::rbm::file::RbmFile, TrainState)> {
+    let (file, state) = load_checkpoint(path)
+        .with_context(|| format!("reading the checkpoint {}", path.display()))?;
+    let shown = path.display();
+    if let Some(stop) = file.metadata.get("stop_reason") {
+        return Err(UsageError::new(format!(
+            "--resume {shown}: the run it records already finished ({stop}); nothing to resume"
+        ))
+        .into());
+    }
+    let Some(state) = state else {
+        return Err(UsageError::new(format!(
+            "--resume {shown}: not a checkpoint with loop state (write one with `rbm fit \
+             --checkpoint FILE --eval-every N`)"
+        ))
+        .into());
+    };
+    let meta = |key: &str| file.metadata.get(key).map(String::as_str).unwrap_or("none");
+    if meta("seed") != seed.to_string() {
+        return Err(UsageError::new(format!(
+            "--resume {shown}: the checkpoint's seed is {}, the run was given --seed {seed}",
+            meta("seed")
+        ))
+        .into());
+    }
+    if meta("data_sha256") != data_sha256 {
+        return Err(UsageError::new(format!(
+            "--resume {shown}: the checkpoint was trained on other data (sha256 {}, --data has \
+             {data_sha256})",
+            meta("data_sha256")
+        ))
+        .into());
+    }
+    Ok((file, state))
+}
+
+/// Refuses a `--resume` whose checkpoint recorded other settings, naming each that differs.
+fn check_resumed_settings(
+    path: &Path,
+    file: &boltzkit::rbm::file::RbmFile,
+    settings: &serde_json::Value,
+) -> anyhow::Result<()> {
+    let saved: serde_json::Value = file
+        .metadata
+        .get(CLI_SETTINGS_KEY)
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let empty = serde_json::Map::new();
+    let (given, saved_map) = (
+        settings.as_object().unwrap_or(&empty),
+        saved.as_object().unwrap_or(&empty),
+    );
+    let differ: Vec<String> = given
+        .iter()
+        .filter(|(k, v)| saved_map.get(*k) != Some(*v))
+        .map(|(k, v)| {
+            let was = saved_map
+                .get(k)
+                .map_or("none".to_string(), |s| s.to_string());
+            format!("{k} (checkpoint {was}, given {v})")
+        })
+        .collect();
+    if !differ.is_empty() {
+        return Err(UsageError::new(format!(
+            "--resume {}: the settings differ from the checkpoint's: {}",
+            path.display(),
+            differ.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 fn write_model(
