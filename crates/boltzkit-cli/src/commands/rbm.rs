@@ -828,9 +828,12 @@ fn check_resumed_settings(
         .get(CLI_SETTINGS_KEY)
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or(serde_json::Value::Null);
+    // both sides through the same text and parser, so equal settings compare equal
+    let given: serde_json::Value =
+        serde_json::from_str(&settings.to_string()).unwrap_or(serde_json::Value::Null);
     let empty = serde_json::Map::new();
     let (given, saved_map) = (
-        settings.as_object().unwrap_or(&empty),
+        given.as_object().unwrap_or(&empty),
         saved.as_object().unwrap_or(&empty),
     );
     let differ: Vec<String> = given

@@ -268,7 +268,8 @@ impl<'a> Observer<Progress<'a>> for JsonlLog {
     }
 }
 
-/// The metadata key of a checkpoint's loop state ([`TrainState`] as JSON).
+/// The metadata key of a checkpoint's loop state: [`TrainState`] in CBOR (binary, so every
+/// float comes back with its bits), written as hexadecimal.
 pub const TRAIN_STATE_KEY: &str = "train_state";
 
 /// Writes the model (and the offsets of centered algorithms) to `path` (atomically, via
@@ -319,9 +320,7 @@ impl<'a> Observer<Progress<'a>> for Checkpoint {
         self.resumable = state.is_some();
         let mut meta = self.metadata.clone();
         if let Some(state) = state {
-            let json = serde_json::to_string(&state)
-                .map_err(|e| Error::Internal(format!("serializing the loop state: {e}")))?;
-            meta.insert(TRAIN_STATE_KEY.into(), json);
+            meta.insert(TRAIN_STATE_KEY.into(), encode_state(&state)?);
         }
         save_rbm(&self.path, p.rbm, p.offsets, &meta)?;
         Ok(Control::Continue)
@@ -343,10 +342,35 @@ pub fn load_checkpoint(path: &Path) -> Result<(RbmFile, Option<TrainState>)> {
     let mut file = load_rbm(path)?;
     let state = match file.metadata.remove(TRAIN_STATE_KEY) {
         None => None,
-        Some(json) => Some(serde_json::from_str(&json).map_err(|e| Error::Model {
+        Some(hex) => Some(decode_state(&hex).map_err(|reason| Error::Model {
             path: path.to_path_buf(),
-            reason: format!("the loop state `{TRAIN_STATE_KEY}` cannot be read: {e}"),
+            reason: format!("the loop state `{TRAIN_STATE_KEY}` cannot be read: {reason}"),
         })?),
     };
     Ok((file, state))
+}
+
+/// `state` as hexadecimal CBOR.
+fn encode_state(state: &TrainState) -> Result<String> {
+    let mut bytes = Vec::new();
+    ciborium::into_writer(state, &mut bytes)
+        .map_err(|e| Error::Internal(format!("serializing the loop state: {e}")))?;
+    let mut hex = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        hex.push_str(&format!("{b:02x}"));
+    }
+    Ok(hex)
+}
+
+/// The inverse of [`encode_state`].
+fn decode_state(hex: &str) -> std::result::Result<TrainState, String> {
+    if hex.len() % 2 != 0 || !hex.is_ascii() {
+        return Err("not hexadecimal".into());
+    }
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+        .collect::<std::result::Result<Vec<u8>, _>>()
+        .map_err(|e| e.to_string())?;
+    ciborium::from_reader(bytes.as_slice()).map_err(|e| e.to_string())
 }
