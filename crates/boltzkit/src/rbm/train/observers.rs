@@ -364,7 +364,7 @@ fn encode_state(state: &TrainState) -> Result<String> {
 
 /// The inverse of [`encode_state`].
 fn decode_state(hex: &str) -> std::result::Result<TrainState, String> {
-    if hex.len() % 2 != 0 || !hex.is_ascii() {
+    if !hex.len().is_multiple_of(2) || !hex.is_ascii() {
         return Err("not hexadecimal".into());
     }
     let bytes = (0..hex.len())
