@@ -27,6 +27,7 @@ use boltzkit::rbm::train::{
     AisLogLikelihood, Algorithm, CheckedRbmParams, ExactLogLikelihood, LearningRate, Progress,
     RbmParams, TrainParams,
 };
+use boltzkit::rbm::Rbm;
 use boltzkit::rng::derive_seed;
 use numpy::PyReadonlyArray2;
 use pyo3::exceptions::PyValueError;
@@ -118,6 +119,19 @@ fn metadata(entries: &[(&str, String)]) -> Metadata {
 // ---------------------------------------------------------------------------------------------
 // RBM trainers
 
+/// The standard RBM a warm start begins from: `init`'s model (a standard Frank-Wolfe model is
+/// one); any other kind is a `ValueError`.
+fn start_rbm(init: &NativeModel) -> PyResult<Rbm> {
+    match &init.model {
+        AnyModel::Rbm(r) => Ok(r.clone()),
+        AnyModel::FrankWolfe(f) => f.to_rbm().py(),
+        other => Err(PyValueError::new_err(format!(
+            "init must be an RBM, got {}",
+            other.kind()
+        ))),
+    }
+}
+
 /// Trains an RBM as `boltzkit rbm fit` does, through `RbmParams` (a fresh model initialized
 /// from `derive_seed(seed, 0)`, the loop seeded by `derive_seed(seed, 1)`, the AIS monitor by
 /// `derive_seed(seed, 3)`); `init` continues from a model instead.
@@ -170,19 +184,7 @@ pub fn fit_rbm(
             "monitor must be None, 'exact' or 'ais', got {monitor:?}"
         )));
     }
-    let start = match &init {
-        Some(m) => match &m.model {
-            AnyModel::Rbm(r) => Some(r.clone()),
-            AnyModel::FrankWolfe(f) => Some(f.to_rbm().py()?),
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "init must be an RBM, got {}",
-                    other.kind()
-                )))
-            }
-        },
-        None => None,
-    };
+    let start = init.as_deref().map(start_rbm).transpose()?;
     let learner = RbmParams::new(n_hidden).train(params).check().py()?;
     let flag = Interrupt::new();
     let raised = Raised::default();
@@ -311,19 +313,7 @@ pub fn fit_frank_wolfe(
         .fall_patience(fall_patience)
         .seed(derive_seed(seed, 1));
     let learner: CheckedFwParams = params.check().py()?;
-    let start = match &init {
-        Some(m) => match &m.model {
-            AnyModel::Rbm(r) => Some(r.clone()),
-            AnyModel::FrankWolfe(f) => Some(f.to_rbm().py()?),
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "init must be an RBM, got {}",
-                    other.kind()
-                )))
-            }
-        },
-        None => None,
-    };
+    let start = init.as_deref().map(start_rbm).transpose()?;
     let flag = Interrupt::new();
     let raised = Raised::default();
     let work = || -> boltzkit::Result<_> {
