@@ -16,6 +16,7 @@ use crate::args::CommonArgs;
 use anyhow::Context;
 pub use boltzkit_repro::cli::f32_value;
 use boltzkit_repro::cli::Outcome;
+use serde::Serialize;
 use serde_json::Value;
 use std::io::Write;
 use std::sync::OnceLock;
@@ -72,6 +73,19 @@ impl Summary {
         self
     }
 
+    /// Sets every field of `report`, a value that serializes to a JSON object (a command's
+    /// `#[derive(Serialize)]` result struct), in its declaration order. A field left out by
+    /// `skip_serializing_if` is not set.
+    pub fn extend(&mut self, report: &impl Serialize) -> anyhow::Result<&mut Self> {
+        let Value::Object(fields) = serde_json::to_value(report)? else {
+            anyhow::bail!("a summary report must serialize to a JSON object");
+        };
+        for (key, value) in fields {
+            self.set(key, value);
+        }
+        Ok(self)
+    }
+
     /// The summary as one compact JSON object on one line, fields in insertion order.
     pub fn to_json(&self) -> String {
         let mut entries: Vec<(&str, Value)> = vec![
@@ -120,6 +134,32 @@ impl Summary {
         out.write_all(text.as_bytes())
             .and_then(|_| out.flush())
             .context("writing the summary to stdout")
+    }
+}
+
+/// What a sampling command (`fsll`, `fvbm`, `rbm sample`) reports: the model, the rows
+/// drawn, how (FVBM: `exact` or `gibbs`; RBM: the Gibbs steps) and where they went.
+#[derive(Debug, Clone, Serialize)]
+pub struct SampleSummary {
+    pub model: String,
+    pub samples: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gibbs_steps: Option<usize>,
+    pub output: String,
+}
+
+impl SampleSummary {
+    /// `samples` rows drawn from the model in `model`, written to `output`.
+    pub fn new(model: &std::path::Path, samples: usize, output: &std::path::Path) -> Self {
+        SampleSummary {
+            model: model.display().to_string(),
+            samples,
+            method: None,
+            gibbs_steps: None,
+            output: output.display().to_string(),
+        }
     }
 }
 

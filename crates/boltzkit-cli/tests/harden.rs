@@ -503,3 +503,29 @@ fn bslm_stops_at_the_mple_by_default() {
     assert_eq!(p["stop"], "converged");
     assert!(pl_n - p["log_pl"].as_f64().unwrap() > 10.0 * (pl_n - pl_b).abs());
 }
+
+#[test]
+fn exact_enumeration_has_one_limit_in_fit_and_eval() {
+    // 25 units is only where `rbm fit` stops monitoring exactly by default; asked for, exact
+    // works up to the one enumeration limit, 30, in `rbm fit --eval exact` as in `rbm eval`
+    let dir = tempfile::tempdir().unwrap();
+    let data = path(dir.path(), "wide.csv");
+    let row = |bit: &str| vec![bit; 31].join(",");
+    std::fs::write(&data, format!("{}\n{}\n", row("0"), row("1"))).unwrap();
+    let m = path(dir.path(), "m.safetensors");
+    let err = usage_error(&[
+        "rbm", "fit", "--data", &data, "--hidden", "31", "--eval", "exact", "-o", &m,
+    ]);
+    assert!(err.contains("at most 30 units"), "{err}");
+    boltzkit()
+        .args([
+            "rbm", "fit", "--data", &data, "--hidden", "31", "--epochs", "1",
+        ])
+        .args(["--seed", "1", "-q", "-o", &m])
+        .assert()
+        .success();
+    let err = usage_error(&[
+        "rbm", "eval", "--model", &m, "--data", &data, "--method", "exact",
+    ]);
+    assert!(err.contains("at most 30 units"), "{err}");
+}

@@ -5,8 +5,9 @@
 use crate::args::CommonArgs;
 use crate::report::Summary;
 use crate::repro::ReproProgress;
-use boltzkit_repro::demo::{self, DemoPlan};
+use boltzkit_repro::demo::{self, DemoPlan, DemoRow};
 use clap::Args;
+use serde::Serialize;
 use std::path::PathBuf;
 
 /// `boltzkit demo`.
@@ -22,6 +23,16 @@ pub struct DemoArgs {
 
     #[command(flatten)]
     common: CommonArgs,
+}
+
+/// What `demo --json` reports: every row with its check, and whether all passed.
+#[derive(Serialize)]
+struct DemoSummary<'a> {
+    quick: bool,
+    rows: &'a [DemoRow],
+    all_passed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<String>,
 }
 
 impl DemoArgs {
@@ -44,20 +55,21 @@ impl DemoArgs {
             quick: self.quick,
         };
         let report = demo::run(&plan, &ReproProgress::new(common.quiet))?;
-        let mut summary = Summary::new("demo", Some(seed));
-        summary
-            .set("quick", self.quick)
-            .set("rows", serde_json::to_value(&report.rows)?)
-            .set("all_passed", report.all_passed());
         if let Some(dir) = &self.output {
             let paths = demo::write_charts(dir, &report)?;
-            summary.set("output", dir.display().to_string());
             if !common.quiet {
                 eprintln!("wrote {} charts to {}", paths.len(), dir.display());
             }
         }
         if common.json {
-            summary.emit(&common)?;
+            Summary::new("demo", Some(seed))
+                .extend(&DemoSummary {
+                    quick: self.quick,
+                    rows: &report.rows,
+                    all_passed: report.all_passed(),
+                    output: self.output.as_ref().map(|d| d.display().to_string()),
+                })?
+                .emit(&common)?;
         } else {
             println!("{}", demo::table(&report));
             if !common.quiet {

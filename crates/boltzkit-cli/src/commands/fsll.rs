@@ -3,13 +3,16 @@
 use crate::args::{BinarizeArgs, CommonArgs};
 use crate::fsll_run::{fit_with_progress, kl_to_truth, outcome};
 use crate::guard;
-use crate::report::Summary;
+use crate::report::{SampleSummary, Summary};
 use anyhow::Context;
 use boltzkit::data::synth::{sample_states, sample_states_memory};
 use boltzkit::data::{read_dataset, read_npy_f64, write_dataset, Binarize, Dataset, ReadOptions};
+use boltzkit::fit::StopReason;
 use boltzkit::fsll::{fit_memory_estimate, FsllModel, FsllParams, TransformPath};
 use boltzkit::rng::{derive_seed, rng_from_seed};
+use boltzkit_repro::fsll::FsllOutcome;
 use clap::{Args, Subcommand, ValueEnum};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -174,10 +177,24 @@ pub fn load_truth(path: &Path) -> anyhow::Result<Vec<f64>> {
     Ok(p)
 }
 
+/// What `fsll fit` reports.
+#[derive(Serialize)]
+struct FitSummary<'a> {
+    data: String,
+    samples: usize,
+    vars: usize,
+    #[serde(flatten)]
+    outcome: &'a FsllOutcome,
+    path: TransformPath,
+    stop: &'a StopReason,
+    warnings: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<String>,
+}
+
 impl FitArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = binarize_seed(&self.common, self.binarize)?;
-        let mut summary = Summary::new("fsll fit", seed);
         let params = FsllParams {
             epsilon: self.epsilon,
             max_iterations: self.max_iterations,
@@ -206,19 +223,6 @@ impl FitArgs {
         let truth = self.truth.as_deref().map(load_truth).transpose()?;
         let fit = fit_with_progress(&data, &params, self.common.quiet)?;
         let out = outcome(&fit, truth.as_deref())?;
-        summary
-            .set("data", self.data.display().to_string())
-            .set("samples", data.n_samples())
-            .set("vars", data.n_vars())
-            .set("kl_data", out.kl_data)
-            .set("kl_truth", out.kl_truth)
-            .set("n_basis", out.n_basis)
-            .set("cost", out.cost)
-            .set("iterations", out.iterations)
-            .set("learn_s", out.learn_s)
-            .set("path", serde_json::to_value(fit.record.path)?)
-            .set("stop", serde_json::to_value(&fit.record.stop)?)
-            .set("warnings", fit.record.warnings());
         if let Some(path) = &self.output {
             let mut meta = BTreeMap::new();
             meta.insert("algorithm".into(), "fsll-greedy-mdl".into());
@@ -238,10 +242,20 @@ impl FitArgs {
             fit.model
                 .save(path, &meta)
                 .with_context(|| format!("writing the model to {}", path.display()))?;
-            summary.set("output", path.display().to_string());
         }
         crate::interrupt::interrupted_after(&fit.record.stop, self.output.as_deref())?;
-        summary.emit(&self.common)
+        Summary::new("fsll fit", seed)
+            .extend(&FitSummary {
+                data: self.data.display().to_string(),
+                samples: data.n_samples(),
+                vars: data.n_vars(),
+                outcome: &out,
+                path: fit.record.path,
+                stop: &fit.record.stop,
+                warnings: fit.record.warnings(),
+                output: self.output.as_ref().map(|p| p.display().to_string()),
+            })?
+            .emit(&self.common)
     }
 }
 
@@ -253,37 +267,58 @@ impl EvalArgs {
         }
         let model = FsllModel::load(&self.model)?;
         guard::memory("fsll eval", model.table_memory())?;
-        let mut summary = Summary::new("fsll eval", seed);
         let spin = crate::progress::spinner("evaluating", self.common.quiet);
-        summary
-            .set("model", self.model.display().to_string())
-            .set("n_basis", model.n_basis());
+        let mut report = EvalSummary {
+            model: self.model.display().to_string(),
+            n_basis: model.n_basis(),
+            data: None,
+            samples: None,
+            avg_log_likelihood: None,
+            truth: None,
+            kl_truth: None,
+        };
         if let Some(path) = &self.data {
             let data = load_data(
                 path,
                 Some(model.cardinalities().to_vec()),
                 self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
             )?;
-            summary
-                .set("data", path.display().to_string())
-                .set("samples", data.n_samples())
-                .set("avg_log_likelihood", model.avg_log_likelihood(&data)?);
+            report.data = Some(path.display().to_string());
+            report.samples = Some(data.n_samples());
+            report.avg_log_likelihood = Some(model.avg_log_likelihood(&data)?);
         }
         if let Some(path) = &self.truth {
             let truth = load_truth(path)?;
-            summary
-                .set("truth", path.display().to_string())
-                .set("kl_truth", kl_to_truth(&model, &truth)?);
+            report.truth = Some(path.display().to_string());
+            report.kl_truth = Some(kl_to_truth(&model, &truth)?);
         }
         spin.finish_and_clear();
-        summary.emit(&self.common)
+        Summary::new("fsll eval", seed)
+            .extend(&report)?
+            .emit(&self.common)
     }
+}
+
+/// What `fsll eval` reports: the data's figures with `--data`, the truth's with `--truth`.
+#[derive(Serialize)]
+struct EvalSummary {
+    model: String,
+    n_basis: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    samples: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    avg_log_likelihood: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truth: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kl_truth: Option<f64>,
 }
 
 impl SampleArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = self.common.init()?;
-        let mut summary = Summary::new("fsll sample", Some(seed));
         if self.samples == 0 {
             return Err(crate::exit::UsageError::new("--samples must be at least 1").into());
         }
@@ -302,10 +337,8 @@ impl SampleArgs {
         let data = sample_states(model.cardinalities(), &probs, self.samples, &mut rng)?;
         spin.finish_and_clear();
         write_dataset(&self.output, &data)?;
-        summary
-            .set("model", self.model.display().to_string())
-            .set("samples", self.samples)
-            .set("output", self.output.display().to_string());
-        summary.emit(&self.common)
+        Summary::new("fsll sample", Some(seed))
+            .extend(&SampleSummary::new(&self.model, self.samples, &self.output))?
+            .emit(&self.common)
     }
 }

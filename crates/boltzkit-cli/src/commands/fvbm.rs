@@ -6,17 +6,18 @@ use crate::exit::UsageError;
 use crate::guard;
 use crate::interrupt::interrupted_after;
 use crate::progress;
-use crate::report::Summary;
+use crate::report::{SampleSummary, Summary};
 use anyhow::Context;
 use boltzkit::data::synth::{sample_states_memory, table_memory};
 use boltzkit::data::{write_dataset, Binarize, Dataset};
-use boltzkit::fit::{Control, Learner, Run};
+use boltzkit::fit::{Control, Learner, Run, StopReason};
 use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
 use boltzkit::fvbm::{ga, inference, mle, newton, pcd, pseudo, Convention, Fvbm, MpleParams};
 use boltzkit::model::{ExactTask, Model, Sampling};
 use boltzkit::rng::{derive_seed, rng_from_seed, BkRng};
 use clap::{Args, Subcommand, ValueEnum};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -311,16 +312,79 @@ impl Truth {
     }
 }
 
-/// Prints each warning on stderr (unless quiet) and records them in the JSON summary.
-fn warn(warnings: &[String], common: &CommonArgs, summary: &mut Summary) {
+/// Prints each warning on stderr (unless quiet); returns them for the JSON summary (with
+/// `--json` only).
+fn warn(warnings: &[String], common: &CommonArgs) -> Option<Vec<String>> {
     if !common.quiet {
         for w in warnings {
             eprintln!("warning: {w}");
         }
     }
-    if common.json {
-        summary.set("warnings", warnings.to_vec());
-    }
+    common.json.then(|| warnings.to_vec())
+}
+
+/// What `fvbm fit` reports: the data, the solver's own figures, then the fitted model's (the
+/// log-PL, the exact average log-likelihood when affordable, the distance to `--truth`).
+#[derive(Serialize)]
+struct FitSummary {
+    data: String,
+    samples: usize,
+    vars: usize,
+    algo: String,
+    convention: &'static str,
+    #[serde(flatten)]
+    solver: SolverSummary,
+    log_pl: f64,
+    log_pl_per_sample: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    avg_log_likelihood: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kl_truth: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mse_theta: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warnings: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<String>,
+}
+
+/// The solver's figures in [`FitSummary`], by family.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum SolverSummary {
+    /// BSLM, GA and Newton (maximum pseudo-likelihood).
+    Mple {
+        sweeps: usize,
+        stop: StopReason,
+        monotone: bool,
+        final_gradient: f64,
+        mple_exists: Option<bool>,
+        learn_s: f64,
+        #[serde(flatten)]
+        existence: Option<ExistenceSummary>,
+    },
+    /// Exact maximum likelihood.
+    Mle {
+        kl_data: f64,
+        iterations: usize,
+        stop: StopReason,
+        final_gradient: f64,
+        learn_s: f64,
+    },
+    /// Persistent contrastive divergence.
+    Pcd {
+        updates: usize,
+        final_mismatch: f64,
+        learn_s: f64,
+    },
+}
+
+/// How the MPLE's existence was settled (when the separation LP ran).
+#[derive(Serialize)]
+struct ExistenceSummary {
+    existence_s: f64,
+    existence_by: &'static str,
+    separated_pairs: usize,
 }
 
 impl FitArgs {
@@ -336,7 +400,6 @@ impl FitArgs {
             &[("-o", self.output.as_deref())],
             &[],
         )?;
-        let mut summary = Summary::new("fvbm fit", seed);
         let conv: Convention = self.convention.into();
         // BSLM stops at first-order optimality (the library's default); ga and newton keep
         // the paper's gain rule
@@ -393,20 +456,14 @@ impl FitArgs {
             .into());
         }
         let truth = self.truth.as_deref().map(Truth::load).transpose()?;
-        summary
-            .set("data", self.data.display().to_string())
-            .set("samples", data.n_samples())
-            .set("vars", d)
-            .set("algo", format!("{:?}", self.algo).to_lowercase())
-            .set("convention", conv.name());
-
         let spin = progress::spinner("fitting", self.common.quiet);
         let interrupt = crate::interrupt::flag();
         let mut show = |p: &mut boltzkit::fvbm::Progress| {
             spin.set_message(format!("sweep {}  log-PL {:.6}", p.iteration, p.objective));
             Ok(Control::Continue)
         };
-        let (model, settings, stop) = match self.algo {
+        let mut warnings = None;
+        let (model, settings, solver, mple_objective, stop) = match self.algo {
             AlgoArg::Bslm | AlgoArg::Ga | AlgoArg::Newton => {
                 let fit = match self.algo {
                     AlgoArg::Bslm => mple.check()?.fit_with(
@@ -435,35 +492,25 @@ impl FitArgs {
                     }
                 };
                 let r = &fit.record;
-                summary
-                    .set("log_pl", r.final_objective())
-                    .set(
-                        "log_pl_per_sample",
-                        r.final_objective() / r.n_samples as f64,
-                    )
-                    .set("sweeps", r.iterations)
-                    .set("stop", serde_json::to_value(&r.stop)?)
-                    .set("monotone", r.is_monotone())
-                    .set("final_gradient", r.final_gradient)
-                    .set("mple_exists", r.mple_exists())
-                    .set("learn_s", r.seconds);
-                if let Some(e) = &r.existence {
-                    summary
-                        .set("existence_s", e.seconds)
-                        .set(
-                            "existence_by",
-                            if e.certificate { "certificate" } else { "lp" },
-                        )
-                        .set(
-                            "separated_pairs",
-                            e.separation.as_ref().map_or(0, |s| s.separated_pairs),
-                        );
-                }
+                let objective = Some(r.final_objective());
+                let solver = SolverSummary::Mple {
+                    sweeps: r.iterations,
+                    stop: r.stop.clone(),
+                    monotone: r.is_monotone(),
+                    final_gradient: r.final_gradient,
+                    mple_exists: r.mple_exists(),
+                    learn_s: r.seconds,
+                    existence: r.existence.as_ref().map(|e| ExistenceSummary {
+                        existence_s: e.seconds,
+                        existence_by: if e.certificate { "certificate" } else { "lp" },
+                        separated_pairs: e.separation.as_ref().map_or(0, |s| s.separated_pairs),
+                    }),
+                };
                 spin.finish_and_clear();
-                warn(&r.warnings, &self.common, &mut summary);
+                warnings = warn(&r.warnings, &self.common);
                 let settings = json!({"tau": tau, "grad_tol": grad_tol, "l2": self.l2, "mu": self.mu,
                     "max_iterations": self.max_iterations});
-                (fit.model, settings, fit.record.stop)
+                (fit.model, settings, solver, objective, fit.record.stop)
             }
             AlgoArg::Mle => {
                 let mut p = mle::MleParams {
@@ -477,14 +524,16 @@ impl FitArgs {
                     .fit_with(&data, Run::new().interrupt(interrupt.clone()))?;
                 let r = &fit.record;
                 spin.finish_and_clear();
-                summary
-                    .set("kl_data", r.kl_data)
-                    .set("iterations", r.iterations)
-                    .set("stop", serde_json::to_value(&r.stop)?)
-                    .set("final_gradient", r.final_gradient)
-                    .set("learn_s", r.seconds);
+                let objective = None;
+                let solver = SolverSummary::Mle {
+                    kl_data: r.kl_data,
+                    iterations: r.iterations,
+                    stop: r.stop.clone(),
+                    final_gradient: r.final_gradient,
+                    learn_s: r.seconds,
+                };
                 let settings = json!({"l2": self.l2, "max_iterations": self.max_iterations});
-                (fit.model, settings, fit.record.stop)
+                (fit.model, settings, solver, objective, fit.record.stop)
             }
             AlgoArg::Pcd => {
                 let p = pcd::PcdParams {
@@ -507,34 +556,39 @@ impl FitArgs {
                     .interrupt(interrupt.clone());
                 let fit = learner.fit_with(&data, run)?;
                 bar.finish_and_clear();
-                summary
-                    .set("updates", fit.record.updates)
-                    .set("final_mismatch", fit.record.final_mismatch)
-                    .set("learn_s", fit.record.seconds);
+                let objective = None;
+                let solver = SolverSummary::Pcd {
+                    updates: fit.record.updates,
+                    final_mismatch: fit.record.final_mismatch,
+                    learn_s: fit.record.seconds,
+                };
                 let settings = json!({"learning_rate": self.learning_rate,
                     "chains": self.chains, "updates": self.updates, "l2": self.l2});
-                (fit.model, settings, fit.record.stop)
+                (fit.model, settings, solver, objective, fit.record.stop)
             }
         };
-        if self.algo == AlgoArg::Mle || self.algo == AlgoArg::Pcd {
-            let pl = pseudo::PlData::new(&data, conv)?;
-            let log_pl = pseudo::log_pl(&model, &pl)?;
-            summary
-                .set("log_pl", log_pl)
-                .set("log_pl_per_sample", log_pl / data.n_samples() as f64);
-        }
-        if d <= MAX_EXACT_UNITS {
-            summary.set(
-                "avg_log_likelihood",
-                exact::average_log_likelihood(&model, &data)?,
-            );
-        }
-        if let Some(t) = &truth {
-            summary.set("kl_truth", t.kl(&model)?);
-            if let Some(mse) = t.mse(&model) {
-                summary.set("mse_theta", mse);
-            }
-        }
+        // the MPLE solvers report their own final objective (log-PL minus the penalty)
+        let log_pl = match mple_objective {
+            Some(objective) => objective,
+            None => pseudo::log_pl(&model, &pseudo::PlData::new(&data, conv)?)?,
+        };
+        let mut report = FitSummary {
+            data: self.data.display().to_string(),
+            samples: data.n_samples(),
+            vars: d,
+            algo: format!("{:?}", self.algo).to_lowercase(),
+            convention: conv.name(),
+            solver,
+            log_pl,
+            log_pl_per_sample: log_pl / data.n_samples() as f64,
+            avg_log_likelihood: (d <= MAX_EXACT_UNITS)
+                .then(|| exact::average_log_likelihood(&model, &data))
+                .transpose()?,
+            kl_truth: truth.as_ref().map(|t| t.kl(&model)).transpose()?,
+            mse_theta: truth.as_ref().and_then(|t| t.mse(&model)),
+            warnings,
+            output: None,
+        };
         if let Some(path) = &self.output {
             let mut meta = BTreeMap::new();
             meta.insert(
@@ -550,10 +604,12 @@ impl FitArgs {
             model
                 .save(path, &meta)
                 .with_context(|| format!("writing the model to {}", path.display()))?;
-            summary.set("output", path.display().to_string());
+            report.output = Some(path.display().to_string());
         }
         interrupted_after(&stop, self.output.as_deref())?;
-        summary.emit(&self.common)
+        Summary::new("fvbm fit", seed)
+            .extend(&report)?
+            .emit(&self.common)
     }
 }
 
@@ -565,12 +621,14 @@ impl EvalArgs {
         }
         let model = Fvbm::load(&self.model)?;
         let d = model.d();
-        let mut summary = Summary::new("fvbm eval", seed);
         let spin = progress::spinner("evaluating", self.common.quiet);
-        summary
-            .set("model", self.model.display().to_string())
-            .set("vars", d)
-            .set("convention", model.convention().name());
+        let mut report = EvalSummary {
+            model: self.model.display().to_string(),
+            vars: d,
+            convention: model.convention().name(),
+            data: None,
+            truth: None,
+        };
         if let Some(path) = &self.data {
             let data = load_binary(
                 path,
@@ -585,38 +643,67 @@ impl EvalArgs {
             }
             let pl = pseudo::PlData::new(&data, model.convention())?;
             let log_pl = pseudo::log_pl(&model, &pl)?;
-            summary
-                .set("data", path.display().to_string())
-                .set("samples", data.n_samples())
-                .set("log_pl", log_pl)
-                .set("log_pl_per_sample", log_pl / data.n_samples() as f64);
-            if d <= MAX_EXACT_UNITS {
-                summary.set(
-                    "avg_log_likelihood",
-                    exact::average_log_likelihood(&model, &data)?,
-                );
-            } else {
-                summary.set("avg_log_likelihood", Value::Null);
-            }
+            report.data = Some(DataFigures {
+                data: path.display().to_string(),
+                samples: data.n_samples(),
+                log_pl,
+                log_pl_per_sample: log_pl / data.n_samples() as f64,
+                avg_log_likelihood: (d <= MAX_EXACT_UNITS)
+                    .then(|| exact::average_log_likelihood(&model, &data))
+                    .transpose()?,
+            });
         }
         if let Some(path) = &self.truth {
             let truth = Truth::load(path)?;
-            summary
-                .set("truth", path.display().to_string())
-                .set("kl_truth", truth.kl(&model)?);
-            if let Some(mse) = truth.mse(&model) {
-                summary.set("mse_theta", mse);
-            }
+            report.truth = Some(TruthFigures {
+                truth: path.display().to_string(),
+                kl_truth: truth.kl(&model)?,
+                mse_theta: truth.mse(&model),
+            });
         }
         spin.finish_and_clear();
-        summary.emit(&self.common)
+        Summary::new("fvbm eval", seed)
+            .extend(&report)?
+            .emit(&self.common)
     }
+}
+
+/// What `fvbm eval` reports: the model, then the figures of `--data` and of `--truth`.
+#[derive(Serialize)]
+struct EvalSummary {
+    model: String,
+    vars: usize,
+    convention: &'static str,
+    #[serde(flatten)]
+    data: Option<DataFigures>,
+    #[serde(flatten)]
+    truth: Option<TruthFigures>,
+}
+
+/// The model on a data file: its log-PL and exact average log-likelihood (`null` beyond
+/// enumeration).
+#[derive(Serialize)]
+struct DataFigures {
+    data: String,
+    samples: usize,
+    log_pl: f64,
+    log_pl_per_sample: f64,
+    avg_log_likelihood: Option<f64>,
+}
+
+/// The model against the true distribution: KL, and θ's mean squared error when the truth
+/// is a model.
+#[derive(Serialize)]
+struct TruthFigures {
+    truth: String,
+    kl_truth: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mse_theta: Option<f64>,
 }
 
 impl SampleArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = self.common.init()?;
-        let mut summary = Summary::new("fvbm sample", Some(seed));
         guard::distinct_files(&[Some(&self.model)], &[Some(&self.output)])?;
         let model = Fvbm::load(&self.model)?;
         let d = model.d() as u64;
@@ -636,12 +723,11 @@ impl SampleArgs {
         let (data, method) = sample_model(&model, n, &mut rng)?;
         spin.finish_and_clear();
         write_dataset(&self.output, &data).context("cannot write the samples")?;
-        summary
-            .set("model", self.model.display().to_string())
-            .set("samples", n)
-            .set("method", method)
-            .set("output", self.output.display().to_string());
-        summary.emit(&self.common)
+        let mut report = SampleSummary::new(&self.model, n, &self.output);
+        report.method = Some(method.to_string());
+        Summary::new("fvbm sample", Some(seed))
+            .extend(&report)?
+            .emit(&self.common)
     }
 }
 
@@ -660,30 +746,57 @@ impl TestsArgs {
         let spin = progress::spinner("standard errors", self.common.quiet);
         let inf = inference::sandwich(&model, &data, self.l2)?;
         spin.finish_and_clear();
-        let mut summary = Summary::new("fvbm tests", seed);
-        summary
-            .set("model", self.model.display().to_string())
-            .set("data", self.data.display().to_string())
-            .set("samples", data.n_samples())
-            .set("convention", model.convention().name())
-            .set("l2", self.l2);
-        if self.common.json {
-            let rows: Vec<Value> = (0..inf.names.len())
-                .map(|a| {
-                    json!({"name": inf.names[a], "estimate": finite(inf.estimate[a]),
-                        "std_error": finite(inf.std_error[a]), "z": finite(inf.z[a]),
-                        "p_value": finite(inf.p_value[a])})
+        let parameters = self.common.json.then(|| {
+            (0..inf.names.len())
+                .map(|a| ParameterRow {
+                    name: &inf.names[a],
+                    estimate: inf.estimate[a],
+                    std_error: inf.std_error[a],
+                    z: inf.z[a],
+                    p_value: inf.p_value[a],
                 })
-                .collect();
-            summary.set("parameters", rows);
-        } else {
+                .collect()
+        });
+        if !self.common.json {
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", table(&inf))
                 .and_then(|_| out.flush())
                 .context("writing the table to stdout")?;
         }
-        summary.emit(&self.common)
+        Summary::new("fvbm tests", seed)
+            .extend(&TestsSummary {
+                model: self.model.display().to_string(),
+                data: self.data.display().to_string(),
+                samples: data.n_samples(),
+                convention: model.convention().name(),
+                l2: self.l2,
+                parameters,
+            })?
+            .emit(&self.common)
     }
+}
+
+/// What `fvbm tests` reports; the Wald table itself is printed before it, or is
+/// `parameters` with `--json`.
+#[derive(Serialize)]
+struct TestsSummary<'a> {
+    model: String,
+    data: String,
+    samples: usize,
+    convention: &'static str,
+    l2: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters: Option<Vec<ParameterRow<'a>>>,
+}
+
+/// One parameter's Wald test (non-finite figures serialize as `null`).
+#[derive(Serialize)]
+struct ParameterRow<'a> {
+    name: &'a str,
+    estimate: f64,
+    std_error: f64,
+    z: f64,
+    p_value: f64,
 }
 
 /// Bytes `fvbm fit` needs: the model and the distinct rows' pseudo-likelihood data, plus the
@@ -699,14 +812,6 @@ fn fit_memory(algo: AlgoArg, d: u64, rows: u64, chains: u64) -> u64 {
         AlgoArg::Bslm | AlgoArg::Ga => 0,
     };
     base.saturating_add(extra)
-}
-
-fn finite(v: f64) -> Value {
-    if v.is_finite() {
-        Value::from(v)
-    } else {
-        Value::Null
-    }
 }
 
 /// The Wald table: one row per parameter.

@@ -4,7 +4,7 @@ use crate::args::{AisFlags, BinarizeArgs, CommonArgs};
 use crate::exit::UsageError;
 use crate::guard;
 use crate::progress;
-use crate::report::{f32_value, Summary};
+use crate::report::{f32_value, SampleSummary, Summary};
 use anyhow::Context;
 use boltzkit::data::{write_dataset, Binarize, Dataset};
 use boltzkit::estimate::{Estimate, Method};
@@ -22,7 +22,7 @@ use boltzkit::rbm::train::early_stop::GapEarlyStop;
 use boltzkit::rbm::train::{
     load_checkpoint, AisLogLikelihood, Algorithm, CheckedRbmParams, Checkpoint, ExactLogLikelihood,
     JsonlLog, LearningRate, Monitors, Observer, Progress, RbmParams, StopReason, TrainParams,
-    TrainState, MAX_EXACT_OBSERVER_UNITS,
+    TrainState, DEFAULT_EXACT_MONITOR_UNITS,
 };
 use boltzkit::rbm::{monitor, GibbsChains, Rbm};
 use boltzkit::rng::derive_seed;
@@ -61,7 +61,8 @@ enum RbmVerb {
         effective sample size (popcd_ess) and PT's exchange rates (pt_swap_rate_*). Without --model the \
         model starts from the initialization of Sec. 4.1 of the S-DCP paper (W ~ N(0, 0.01²), \
         c = 0, b = logit of the data means). Prints the stop reason, the exact average \
-        log-likelihood when the smaller layer has at most 25 units, and the wall time. A run \
+        log-likelihood when the smaller layer has at most 25 units (or with --eval exact, up \
+        to 30), and the wall time. A run \
         that diverges exits 1 but still writes the last good model to -o.\n\n\
         Example:\n  boltzkit rbm fit --data bas.csv --algo sdcp --hidden 4 --epochs 200 \
         --lr 0.1 --batch-size 0 --k 1 --inner 3 -o m.safetensors --seed 1"
@@ -251,7 +252,8 @@ struct FitArgs {
     /// Monitor the log-likelihood every N epochs (0: never)
     #[arg(long, value_name = "N", default_value_t = 10)]
     eval_every: usize,
-    /// Log-likelihood monitor [default: exact when the smaller layer has ≤ 25 units, else none]
+    /// Log-likelihood monitor [default: exact when the smaller layer has ≤ 25 units, else
+    /// none; exact works up to 30]
     #[arg(long, value_enum)]
     eval: Option<EvalArg>,
     /// Write the monitored metrics to this JSONL file
@@ -431,6 +433,28 @@ impl<'p> Observer<Progress<'p>> for BarObserver {
     }
 }
 
+/// What `rbm fit` reports (Frank-Wolfe reports its own figures).
+#[derive(Serialize)]
+struct FitSummary {
+    data: String,
+    samples: usize,
+    visible: usize,
+    hidden: usize,
+    algo: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resumed_at_epoch: Option<usize>,
+    epochs: usize,
+    updates: u64,
+    stop: String,
+    /// `monitor_NAME` for each figure of the last evaluation, when it evaluated the result.
+    #[serde(flatten)]
+    monitors: BTreeMap<String, f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    avg_log_likelihood: Option<f64>,
+    learn_s: f64,
+    output: String,
+}
+
 impl FitArgs {
     fn run(self) -> anyhow::Result<()> {
         if self.algo.family == AlgoArg::FrankWolfe {
@@ -442,7 +466,6 @@ impl FitArgs {
             return fw::fit(self);
         }
         let seed = self.common.init()?;
-        let mut summary = Summary::new("rbm fit", Some(seed));
         let centered_or_dcp = matches!(self.algo.family, AlgoArg::Sdcp | AlgoArg::Csdcp);
         if self.inner.is_some() && !centered_or_dcp {
             return Err(UsageError::new("--inner applies only to --algo sdcp and csdcp").into());
@@ -605,24 +628,20 @@ impl FitArgs {
             }
         };
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
-        let small = nv.min(nh) <= MAX_EXACT_OBSERVER_UNITS;
+        // exact monitoring by default up to 2^25 states per evaluation; asked for, up to the
+        // enumeration limit of `rbm eval --method exact`
+        let small = nv.min(nh) <= DEFAULT_EXACT_MONITOR_UNITS;
         let eval = self
             .eval
             .unwrap_or(if small { EvalArg::Exact } else { EvalArg::None });
-        if eval == EvalArg::Exact && !small {
+        if eval == EvalArg::Exact && nv.min(nh) > exact::MAX_ENUM_UNITS {
             return Err(UsageError::new(format!(
-                "--eval exact needs a layer of at most {MAX_EXACT_OBSERVER_UNITS} units, the \
-                 model is {nv} × {nh} (use --eval ais)"
+                "--eval exact needs a layer of at most {} units, the \
+                 model is {nv} × {nh} (use --eval ais)",
+                exact::MAX_ENUM_UNITS
             ))
             .into());
         }
-        summary
-            .set("data", self.data.display().to_string())
-            .set("samples", data.n_samples())
-            .set("visible", nv)
-            .set("hidden", nh)
-            .set("algo", algorithm.name());
-
         let settings = json!({
             "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": f32_value(self.lr),
             "lr_end": self.lr_end.map(f32_value),
@@ -639,7 +658,6 @@ impl FitArgs {
         let resumed = match (resumed, &self.resume) {
             (Some((file, state)), Some(path)) => {
                 check_resumed_settings(path, &file, &settings)?;
-                summary.set("resumed_at_epoch", state.epoch);
                 Some(state)
             }
             _ => None,
@@ -704,6 +722,7 @@ impl FitArgs {
         run = run
             .observe(BarObserver(bar.clone()))
             .interrupt(crate::interrupt::flag());
+        let resumed_at_epoch = resumed.as_ref().map(|state| state.epoch);
         let outcome = match resumed {
             Some(state) => learner.fit_resumed(rbm, state, &data, run)?,
             None => learner.fit_from(rbm, &data, run)?,
@@ -726,30 +745,38 @@ impl FitArgs {
             &meta,
         )?;
 
-        summary
-            .set("epochs", record.epochs)
-            .set("updates", record.steps)
-            .set("stop", record.stop.to_string());
         // the monitors of the last evaluation, when it evaluated the result: with --eval-every
         // above the epochs run it was the starting model (epoch 0), a stale figure
-        if let Some(last) = record
+        let monitors = record
             .history
             .last()
             .filter(|r| r.epoch == record.epochs as u64)
-        {
-            for (key, v) in &last.metrics {
-                summary.set(format!("monitor_{key}"), *v);
-            }
-        }
-        if small {
-            summary.set(
-                "avg_log_likelihood",
-                exact::average_log_likelihood(&outcome.model, &data)?,
-            );
-        }
-        summary
-            .set("learn_s", record.wall_s)
-            .set("output", self.output.display().to_string());
+            .map(|last| {
+                let named = last
+                    .metrics
+                    .iter()
+                    .map(|(k, v)| (format!("monitor_{k}"), *v));
+                named.collect()
+            })
+            .unwrap_or_default();
+        let mut summary = Summary::new("rbm fit", Some(seed));
+        summary.extend(&FitSummary {
+            data: self.data.display().to_string(),
+            samples: data.n_samples(),
+            visible: nv,
+            hidden: nh,
+            algo: algorithm.name().to_string(),
+            resumed_at_epoch,
+            epochs: record.epochs,
+            updates: record.steps,
+            stop: record.stop.to_string(),
+            monitors,
+            avg_log_likelihood: (small || eval == EvalArg::Exact)
+                .then(|| exact::average_log_likelihood(&outcome.model, &data))
+                .transpose()?,
+            learn_s: record.wall_s,
+            output: self.output.display().to_string(),
+        })?;
         summary.emit(&self.common)?;
         if let StopReason::Interrupted { .. } = record.stop {
             return Err(crate::interrupt::Interrupted(format!(
@@ -1067,48 +1094,13 @@ impl EvalArgs {
                 );
             }
         }
-        for (key, value) in ordered_fields(&report)? {
-            summary.set(key, value);
-        }
-        summary.emit(&self.common)
+        summary.extend(&report)?.emit(&self.common)
     }
-}
-
-/// The fields of a struct's JSON object in declaration order (a `serde_json::Value` object
-/// would sort them).
-fn ordered_fields<T: Serialize>(x: &T) -> anyhow::Result<Vec<(String, serde_json::Value)>> {
-    struct Ordered(Vec<(String, serde_json::Value)>);
-    impl<'de> serde::Deserialize<'de> for Ordered {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> serde::de::Visitor<'de> for V {
-                type Value = Ordered;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("a JSON object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Ordered, A::Error> {
-                    let mut out = Vec::new();
-                    while let Some(kv) = map.next_entry()? {
-                        out.push(kv);
-                    }
-                    Ok(Ordered(out))
-                }
-            }
-            d.deserialize_map(V)
-        }
-    }
-    let text = serde_json::to_string(x).context("serializing the report")?;
-    let Ordered(fields) = serde_json::from_str(&text).context("re-reading the report")?;
-    Ok(fields)
 }
 
 impl SampleArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = self.common.init()?;
-        let mut summary = Summary::new("rbm sample", Some(seed));
         let rbm = load_rbm(&self.model)?.rbm;
         let nv = rbm.n_visible();
         guard::distinct_files(&[Some(&self.model)], &[Some(&self.output)])?;
@@ -1120,12 +1112,11 @@ impl SampleArgs {
             usize::try_from(self.samples).map_err(|_| UsageError::new("--samples is too large"))?;
         let v = gibbs_samples(&rbm, n, self.gibbs_steps, seed, self.common.quiet)?;
         write_samples(&self.output, &v, nv)?;
-        summary
-            .set("model", self.model.display().to_string())
-            .set("samples", n)
-            .set("gibbs_steps", self.gibbs_steps)
-            .set("output", self.output.display().to_string());
-        summary.emit(&self.common)
+        let mut report = SampleSummary::new(&self.model, n, &self.output);
+        report.gibbs_steps = Some(self.gibbs_steps);
+        Summary::new("rbm sample", Some(seed))
+            .extend(&report)?
+            .emit(&self.common)
     }
 }
 

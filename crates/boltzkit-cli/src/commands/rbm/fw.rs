@@ -16,6 +16,7 @@ use boltzkit::rbm::frank_wolfe::{AlphaRule, FrankWolfe, FwParams};
 use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::derive_seed;
 use clap::Args;
+use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -81,6 +82,37 @@ pub(super) struct FwFlags {
     /// Iterations in a row the guard's fall must last
     #[arg(long, value_name = "N", default_value_t = 4)]
     fall_patience: usize,
+}
+
+/// What `rbm fit --algo frank-wolfe` reports: the grown model, the size selected on
+/// validation, the stop, the mean seconds per iteration by phase, the last evaluation.
+#[derive(Serialize)]
+struct FwSummary {
+    data: String,
+    samples: usize,
+    visible: usize,
+    algo: &'static str,
+    start_units: usize,
+    units: usize,
+    alpha: f64,
+    standard_rbm: bool,
+    iterations: usize,
+    removed_units: usize,
+    selected_units: Option<usize>,
+    stop: String,
+    sampling_s_per_iter: f64,
+    subproblem_s_per_iter: f64,
+    bias_s_per_iter: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mh_acceptance: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_gap: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_test_ll: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    avg_log_likelihood: Option<f64>,
+    learn_s: f64,
+    output: String,
 }
 
 /// `rbm fit --algo frank-wolfe`.
@@ -220,44 +252,34 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     let mean = |g: fn(&boltzkit::rbm::frank_wolfe::IterationRecord) -> f64| {
         rec.iterations.iter().map(g).sum::<f64>() / n_iter
     };
-    summary
-        .set("data", a.data.display().to_string())
-        .set("samples", data.n_samples())
-        .set("visible", data.n_vars())
-        .set("algo", "frank-wolfe")
-        .set("start_units", start_units)
-        .set("units", fit.model.n_units())
-        .set("alpha", fit.model.alpha())
-        .set("standard_rbm", fit.model.is_standard())
-        .set("iterations", rec.iterations.len())
-        .set("removed_units", rec.removed)
-        .set("selected_units", rec.selected_units)
-        .set("stop", rec.stop.to_string())
-        .set("sampling_s_per_iter", mean(|r| r.sampling_s))
-        .set("subproblem_s_per_iter", mean(|r| r.subproblem_s))
-        .set("bias_s_per_iter", mean(|r| r.bias_s));
-    if let Some(r) = rec.mh_acceptance {
-        summary.set("mh_acceptance", r);
-    }
-    if let Some(e) = rec.evaluations.last() {
-        if let Some(g) = e.gap {
-            summary.set("last_gap", g);
-        }
-        if let Some(ll) = e.metrics.get("test_ll") {
-            summary.set("last_test_ll", *ll);
-        }
-    }
-    if fit.model.is_standard()
-        && fit.model.n_visible().min(fit.model.n_units()) <= exact::MAX_ENUM_UNITS.min(20)
-    {
-        summary.set(
-            "avg_log_likelihood",
-            exact::average_log_likelihood(&fit.model.to_rbm()?, &data)?,
-        );
-    }
-    summary
-        .set("learn_s", rec.wall_s)
-        .set("output", a.output.display().to_string());
+    let last = rec.evaluations.last();
+    let small = fit.model.is_standard()
+        && fit.model.n_visible().min(fit.model.n_units()) <= exact::MAX_ENUM_UNITS.min(20);
+    summary.extend(&FwSummary {
+        data: a.data.display().to_string(),
+        samples: data.n_samples(),
+        visible: data.n_vars(),
+        algo: "frank-wolfe",
+        start_units,
+        units: fit.model.n_units(),
+        alpha: fit.model.alpha(),
+        standard_rbm: fit.model.is_standard(),
+        iterations: rec.iterations.len(),
+        removed_units: rec.removed,
+        selected_units: rec.selected_units,
+        stop: rec.stop.to_string(),
+        sampling_s_per_iter: mean(|r| r.sampling_s),
+        subproblem_s_per_iter: mean(|r| r.subproblem_s),
+        bias_s_per_iter: mean(|r| r.bias_s),
+        mh_acceptance: rec.mh_acceptance,
+        last_gap: last.and_then(|e| e.gap),
+        last_test_ll: last.and_then(|e| e.metrics.get("test_ll").copied()),
+        avg_log_likelihood: small
+            .then(|| exact::average_log_likelihood(&fit.model.to_rbm()?, &data))
+            .transpose()?,
+        learn_s: rec.wall_s,
+        output: a.output.display().to_string(),
+    })?;
     summary.emit(&a.common)?;
     if let boltzkit::fit::StopReason::Interrupted { .. } = rec.stop {
         return Err(crate::interrupt::Interrupted(format!(
@@ -297,7 +319,6 @@ impl FeaturesArgs {
             self.common.init_threads()?;
             None
         };
-        let mut summary = Summary::new("rbm features", seed);
         guard::distinct_files(
             &[Some(&self.model), Some(&self.data)],
             &[Some(&self.output)],
@@ -327,12 +348,24 @@ impl FeaturesArgs {
         let f64s: Vec<f64> = f.iter().map(|&x| f64::from(x)).collect();
         write_npy_f64(&self.output, &[data.n_samples(), rbm.n_hidden()], &f64s)
             .with_context(|| format!("writing the features to {}", self.output.display()))?;
-        summary
-            .set("model", self.model.display().to_string())
-            .set("data", self.data.display().to_string())
-            .set("samples", data.n_samples())
-            .set("hidden", rbm.n_hidden())
-            .set("output", self.output.display().to_string());
-        summary.emit(&self.common)
+        Summary::new("rbm features", seed)
+            .extend(&FeaturesSummary {
+                model: self.model.display().to_string(),
+                data: self.data.display().to_string(),
+                samples: data.n_samples(),
+                hidden: rbm.n_hidden(),
+                output: self.output.display().to_string(),
+            })?
+            .emit(&self.common)
     }
+}
+
+/// What `rbm features` reports: E[h | v] of `samples` rows, `hidden` columns, in `output`.
+#[derive(Serialize)]
+struct FeaturesSummary {
+    model: String,
+    data: String,
+    samples: usize,
+    hidden: usize,
+    output: String,
 }

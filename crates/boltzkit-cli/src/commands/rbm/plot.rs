@@ -12,6 +12,7 @@ use boltzkit::rng::derive_seed;
 use boltzkit_repro::plot::model::{draw_metric_log, filters, reconstruction_pairs, tile_shape};
 use boltzkit_repro::plot::{image_grid, Normalize, PixelOrder};
 use clap::{Args, ValueEnum};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// The `--help` text of `rbm plot`.
@@ -133,16 +134,17 @@ impl PlotArgs {
     /// One chart per metric of the log, against the epoch.
     fn curves(&self, log: &Path) -> anyhow::Result<()> {
         self.common.init_threads()?;
-        let mut summary = Summary::new("rbm plot", None);
         let drawn = draw_metric_log(log, self.log_x, &self.output)?;
-        summary
-            .set("what", "curves")
-            .set("log", log.display().to_string())
-            .set("records", drawn.records)
-            .set("metrics", drawn.metrics)
-            .set("skipped", drawn.skipped)
-            .set("output", self.output.display().to_string());
-        summary.emit(&self.common)
+        Summary::new("rbm plot", None)
+            .extend(&CurvesSummary {
+                what: "curves",
+                log: log.display().to_string(),
+                records: drawn.records,
+                metrics: drawn.metrics,
+                skipped: drawn.skipped,
+                output: self.output.display().to_string(),
+            })?
+            .emit(&self.common)
     }
 
     /// Filters, samples or reconstructions of the model as image tiles.
@@ -158,7 +160,6 @@ impl PlotArgs {
             self.common.init_threads()?;
             None
         };
-        let mut summary = Summary::new("rbm plot", seed);
         let rbm = load_rbm(model)?.rbm;
         let (h, w) = tile_shape(self.shape.as_deref(), rbm.n_visible())?;
         let n = usize::try_from(self.count).unwrap_or(usize::MAX);
@@ -175,9 +176,7 @@ impl PlotArgs {
                 self.cols
                     .map_or(0, |c| usize::try_from(c).unwrap_or(usize::MAX)),
             );
-        summary
-            .set("what", what.name())
-            .set("model", model.display().to_string());
+        let (mut gibbs_steps, mut data_file) = (None, None);
         let (tiles, count) = match what {
             What::Filters => {
                 let k = n.min(rbm.n_hidden());
@@ -186,7 +185,7 @@ impl PlotArgs {
             What::Samples => {
                 grid = grid.normalize(Normalize::Unit);
                 let seed = seed.unwrap_or_default();
-                summary.set("gibbs_steps", self.gibbs_steps);
+                gibbs_steps = Some(self.gibbs_steps);
                 crate::guard::memory(
                     &format!("rbm plot --what samples -n {}", self.count),
                     super::sample_memory(self.count, rbm.n_visible() as u64, rbm.n_hidden() as u64),
@@ -204,18 +203,52 @@ impl PlotArgs {
                 check_vars(path, &data, &rbm)?;
                 let k = n.min(data.n_samples());
                 grid = grid.normalize(Normalize::Unit).group(2);
-                summary.set("data", path.display().to_string());
+                data_file = Some(path.display().to_string());
                 (reconstruction_pairs(&rbm, &data, k)?, k)
             }
         };
         let (width, height) = image_grid(&self.output, &tiles, &grid)?;
-        summary
-            .set("count", count)
-            .set("shape", format!("{h}x{w}"))
-            .set("order", format!("{:?}", self.order).to_lowercase())
-            .set("width", width)
-            .set("height", height)
-            .set("output", self.output.display().to_string());
-        summary.emit(&self.common)
+        Summary::new("rbm plot", seed)
+            .extend(&ImagesSummary {
+                what: what.name(),
+                model: model.display().to_string(),
+                gibbs_steps,
+                data: data_file,
+                count,
+                shape: format!("{h}x{w}"),
+                order: format!("{:?}", self.order).to_lowercase(),
+                width,
+                height,
+                output: self.output.display().to_string(),
+            })?
+            .emit(&self.common)
     }
+}
+
+/// What `rbm plot --log` reports.
+#[derive(Serialize)]
+struct CurvesSummary {
+    what: &'static str,
+    log: String,
+    records: usize,
+    metrics: Vec<String>,
+    skipped: Vec<String>,
+    output: String,
+}
+
+/// What `rbm plot --model` reports (`gibbs_steps` for samples, `data` for reconstructions).
+#[derive(Serialize)]
+struct ImagesSummary {
+    what: &'static str,
+    model: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gibbs_steps: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<String>,
+    count: usize,
+    shape: String,
+    order: String,
+    width: u32,
+    height: u32,
+    output: String,
 }

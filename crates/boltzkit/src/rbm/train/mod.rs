@@ -38,7 +38,7 @@ pub use early_stop::{likelihood_gap, GapEarlyStop, GapRule};
 pub use learner::{CheckedRbmParams, RbmParams};
 pub use observers::{
     load_checkpoint, AisLogLikelihood, Checkpoint, ExactLogLikelihood, JsonlLog, Monitors,
-    Observer, Progress, MAX_EXACT_OBSERVER_UNITS, TRAIN_STATE_KEY,
+    Observer, Progress, DEFAULT_EXACT_MONITOR_UNITS, TRAIN_STATE_KEY,
 };
 pub use params::{CheckedTrainParams, LearningRate, TrainParams};
 pub use popcd::{PopCd, Weighting};

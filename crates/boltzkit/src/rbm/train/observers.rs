@@ -48,12 +48,15 @@ pub struct Progress<'a> {
     pub(crate) state: Option<LoopState<'a>>,
 }
 
-/// Largest smaller layer for which [`ExactLogLikelihood`] enumerates (`2^25` states).
-pub const MAX_EXACT_OBSERVER_UNITS: usize = 25;
+/// The smaller layer up to which `rbm fit` (and the Python `RBM`) monitor the exact
+/// log-likelihood by default: `2^25` states per evaluation, cheap enough to repeat every few
+/// epochs. A default, not a limit: asked for, [`ExactLogLikelihood`] enumerates up to the one
+/// limit of exact enumeration, [`exact::MAX_ENUM_UNITS`] (30).
+pub const DEFAULT_EXACT_MONITOR_UNITS: usize = 25;
 
 /// Puts the exact average log-likelihood of a dataset ([`exact::average_log_likelihood`],
 /// Eq. 4 of the S-DCP paper averaged over samples; the paper's ATLL on the training set) in
-/// the metric `name`. Needs the smaller layer to have at most 25 units (checked at
+/// the metric `name`. Needs the smaller layer to have at most [`exact::MAX_ENUM_UNITS`] units (checked at
 /// [`Observer::init`]).
 #[derive(Debug, Clone)]
 pub struct ExactLogLikelihood {
@@ -75,11 +78,11 @@ impl<'a> Observer<Progress<'a>> for ExactLogLikelihood {
     fn start(&mut self, p: &mut Progress<'a>) -> Result<()> {
         let rbm = p.rbm;
         let m = rbm.n_visible().min(rbm.n_hidden());
-        if m > MAX_EXACT_OBSERVER_UNITS {
+        if m > exact::MAX_ENUM_UNITS {
             return Err(Error::TooLarge {
                 what: format!("exact log-likelihood monitoring (`{}`)", self.name),
                 needed: format!("2^{m} states per evaluation"),
-                limit: format!("2^{MAX_EXACT_OBSERVER_UNITS} (use AIS)"),
+                limit: format!("2^{} (use AIS)", exact::MAX_ENUM_UNITS),
             });
         }
         if self.data.n_vars() != rbm.n_visible() {
