@@ -2,13 +2,16 @@
 //! ([`Paper`]), `gen` ([`Gen`]), `lab` ([`Lab`]) and `bench` ([`Bench`]). Each checks its
 //! flags before any work, runs and writes its files, and returns an [`Outcome`]; the command
 //! line supplies its common flags (a type `C` implementing [`Common`]: seed, threads,
-//! `--json`), draws the [`crate::Progress`] and prints the outcome as its summary.
+//! `--json`), draws the [`crate::Progress`] (on stderr: [`progress::ReproProgress`], with the
+//! bars and spinners of [`terminal`]) and prints the outcome as its summary.
 
 mod bench;
 mod binarize;
 mod gen;
 mod lab;
+pub mod progress;
 mod repro;
+pub mod terminal;
 
 pub use bench::{AisChoice, Bench, EpochAlgo};
 pub use binarize::BinarizeArgs;
