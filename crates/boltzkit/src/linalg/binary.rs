@@ -81,6 +81,16 @@ impl IndexLists {
         &self.idx[self.offsets[r]..self.offsets[r + 1]]
     }
 
+    /// Entries listed over all lists (the ones, or the zeros of complemented rows).
+    pub fn listed(&self) -> usize {
+        self.idx.len()
+    }
+
+    /// Whether any list holds the zeros of its row.
+    pub fn has_complements(&self) -> bool {
+        !self.complement.is_empty()
+    }
+
     /// Whether list `r` holds the zeros of its row instead of the ones
     /// ([`IndexLists::rows_or_complements_of`]).
     pub fn is_complement(&self, r: usize) -> bool {
@@ -427,6 +437,12 @@ impl Packed {
         })
     }
 
+    /// Computes the column totals now (in parallel) if they are not yet known, so products
+    /// with complemented lists that run inside other parallel tasks find them ready.
+    pub fn prepare_totals(&self) {
+        self.totals();
+    }
+
     /// Packs the row-major `rows × cols` matrix `b`.
     ///
     /// # Panics
@@ -506,20 +522,8 @@ impl Packed {
 /// # Panics
 /// When `out` is too short or the lists index past the packed rows.
 pub fn sum_selected(lists: &IndexLists, packed: &Packed, out: &mut [f32]) {
-    let (m, n) = (lists.len(), packed.cols());
-    assert!(out.len() >= m * n);
-    // lists are built with every index below `bound` (`rows_of`, `columns_of`)
-    assert!(
-        lists.bound <= packed.rows(),
-        "index lists exceed the packed rows"
-    );
-    if m == 0 || n == 0 {
+    let Some(totals) = checked_totals(lists, packed, out) else {
         return;
-    }
-    let totals: &[f32] = if lists.complement.is_empty() {
-        &[]
-    } else {
-        packed.totals()
     };
     let ptr = out.as_mut_ptr() as usize;
     let strips = packed.strips();
@@ -533,6 +537,44 @@ pub fn sum_selected(lists: &IndexLists, packed: &Packed, out: &mut [f32]) {
             // every strip when a list is complemented.
             unsafe { sum_strips(lists, packed, totals, ptr as *mut f32, range) };
         });
+}
+
+/// The checks of [`sum_selected`] (panicking on a short `out` or lists past the packed
+/// rows) and the column totals its complemented lists need (empty when none is); `None`
+/// when there is nothing to sum.
+fn checked_totals<'p>(lists: &IndexLists, packed: &'p Packed, out: &[f32]) -> Option<&'p [f32]> {
+    let (m, n) = (lists.len(), packed.cols());
+    assert!(out.len() >= m * n);
+    // lists are built with every index below `bound` (`rows_of`, `columns_of`)
+    assert!(
+        lists.bound <= packed.rows(),
+        "index lists exceed the packed rows"
+    );
+    if m == 0 || n == 0 {
+        return None;
+    }
+    Some(if lists.complement.is_empty() {
+        &[]
+    } else {
+        packed.totals()
+    })
+}
+
+/// [`sum_selected`] on the calling thread alone, every strip in turn: the same bits (each
+/// output element sums the same terms in the same order). For callers that split the rows of
+/// a product across threads themselves (a whole Gibbs step per block of chains); the column
+/// totals of complemented lists should be ready ([`Packed::prepare_totals`]).
+///
+/// # Panics
+/// As [`sum_selected`].
+pub fn sum_selected_serial(lists: &IndexLists, packed: &Packed, out: &mut [f32]) {
+    let Some(totals) = checked_totals(lists, packed, out) else {
+        return;
+    };
+    // SAFETY: `out` holds `m × n` entries (asserted) and is borrowed mutably; every list
+    // index is below the packed rows (asserted); `totals` covers every strip when a list is
+    // complemented.
+    unsafe { sum_strips(lists, packed, totals, out.as_mut_ptr(), 0..packed.strips()) };
 }
 
 /// Runs the AVX2 kernel for the strip width when the CPU has AVX2, else

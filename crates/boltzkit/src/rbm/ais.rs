@@ -27,7 +27,7 @@
 //! for any thread count. Products with the 0/1 states are the model's
 //! ([`Rbm::hidden_input`], [`Rbm::visible_input`]), sparse when few units are on.
 
-use super::gibbs::sample_bernoulli;
+use super::gibbs::{sample_bernoulli, AnnealChains};
 use super::model::{fill_batch, visible_means, Rbm};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -35,11 +35,6 @@ use crate::estimate::{Estimate, Method};
 use crate::linalg::{self, softplus_f64};
 use crate::rng::{derive_rng, rng_from_seed, BkRng};
 use rand::Rng;
-use rayon::prelude::*;
-
-/// Chains per parallel task of the elementwise work (the GEMMs are split by
-/// [`linalg::sgemm_par`]).
-const AIS_BLOCK: usize = 16;
 
 /// An increasing sequence of inverse temperatures from 0 to 1.
 #[derive(Debug, Clone, PartialEq)]
@@ -250,72 +245,16 @@ pub(super) fn anneal(
     rbm: &Rbm,
     base_b: &[f32],
     betas: &[f64],
-    mut v: Vec<f32>,
-    mut rngs: Vec<BkRng>,
+    v: Vec<f32>,
+    rngs: Vec<BkRng>,
 ) -> Result<Vec<f64>> {
-    let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
-    let m = rngs.len();
-    let db: Vec<f64> = rbm
-        .b()
-        .iter()
-        .zip(base_b)
-        .map(|(&b, &a)| f64::from(b) - f64::from(a))
-        .collect();
-    let mut x = vec![0f32; m * nh];
-    let mut h = vec![0f32; m * nh];
-    let mut pv = vec![0f32; m * nv];
-    let mut log_weights = vec![0f64; m];
+    // the step kernel: every chain block through both half-steps on one thread
+    // (`rbm::gibbs::AnnealChains`, the same bits as a layer-at-a-time step)
+    let mut chains = AnnealChains::new(rbm, base_b, v, rngs)?;
     for k in 1..betas.len() {
-        let (b0, b1) = (betas[k - 1], betas[k]);
-        let bf = b1 as f32;
-        // x = V·W + c for all chains (sparse when few visible units are on)
-        rbm.hidden_input(&v, &mut x)?;
-        // weight update ln p*_{b1}(v) − ln p*_{b0}(v), then h ~ σ(b1 x), per block of chains
-        v.par_chunks(AIS_BLOCK * nv)
-            .zip(x.par_chunks_mut(AIS_BLOCK * nh))
-            .zip(h.par_chunks_mut(AIS_BLOCK * nh))
-            .zip(rngs.par_chunks_mut(AIS_BLOCK))
-            .zip(log_weights.par_chunks_mut(AIS_BLOCK))
-            .for_each(|((((v, x), h), rngs), lw)| {
-                for ((((vr, xr), hr), rng), l) in v
-                    .chunks_exact(nv)
-                    .zip(x.chunks_exact_mut(nh))
-                    .zip(h.chunks_exact_mut(nh))
-                    .zip(rngs.iter_mut())
-                    .zip(lw.iter_mut())
-                {
-                    let lin: f64 = vr
-                        .iter()
-                        .zip(&db)
-                        .filter(|(&vi, _)| vi != 0.0)
-                        .map(|(_, &d)| d)
-                        .sum();
-                    *l += (b1 - b0) * lin + linalg::softplus_scaled_diff_sum(xr, b0, b1);
-                    xr.iter_mut().for_each(|a| *a *= bf);
-                    linalg::sigmoid_inplace(xr);
-                    sample_bernoulli(xr, hr, rng);
-                }
-            });
-        // v ~ σ((1 − β) b_A + β (b + W h)) (sparse when few hidden units are on)
-        rbm.visible_input(&h, &mut pv)?;
-        pv.par_chunks_mut(AIS_BLOCK * nv)
-            .zip(v.par_chunks_mut(AIS_BLOCK * nv))
-            .zip(rngs.par_chunks_mut(AIS_BLOCK))
-            .for_each(|((pv, v), rngs)| {
-                for ((pr, vr), rng) in pv
-                    .chunks_exact_mut(nv)
-                    .zip(v.chunks_exact_mut(nv))
-                    .zip(rngs.iter_mut())
-                {
-                    for (p, &a) in pr.iter_mut().zip(base_b) {
-                        *p = bf * *p + (1.0 - bf) * a;
-                    }
-                    linalg::sigmoid_inplace(pr);
-                    sample_bernoulli(pr, vr, rng);
-                }
-            });
+        chains.step(rbm, betas[k - 1], betas[k]);
     }
-    Ok(log_weights)
+    Ok(chains.into_log_weights())
 }
 
 /// `ln Ẑ = ln Z_0 + sign · ln mean(w)` (`sign = 1` forward, `−1` reverse), its delta-method

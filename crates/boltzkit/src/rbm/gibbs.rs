@@ -13,6 +13,12 @@ use crate::rng::{derive_rng, BkRng};
 use rand::Rng;
 use rayon::prelude::*;
 
+mod anneal;
+mod fused;
+pub(crate) use anneal::AnnealChains;
+pub use fused::FusedScratch;
+pub(crate) use fused::StepPlan;
+
 /// Chains per parallel task. Every chain draws from its own stream, so the states do not
 /// depend on the blocks (nor on the thread count); small blocks balance two threads on a
 /// mini-batch of 100 chains (13 tasks, where blocks of 32 gave 4 of unequal size).

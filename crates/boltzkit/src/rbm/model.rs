@@ -395,7 +395,7 @@ impl Rbm {
     }
 
     /// `W` packed in strips, built on first use after a parameter change.
-    fn packed_w(&self) -> &Packed {
+    pub(crate) fn packed_w(&self) -> &Packed {
         self.packed.w.get_or_init(|| {
             let mut p = take_spare(&self.packed.spare_w);
             p.pack(&self.w, self.n_visible, self.n_hidden);
@@ -404,7 +404,7 @@ impl Rbm {
     }
 
     /// `Wᵀ` packed in strips, built on first use after a parameter change.
-    fn packed_wt(&self) -> &Packed {
+    pub(crate) fn packed_wt(&self) -> &Packed {
         self.packed.wt.get_or_init(|| {
             let mut p = take_spare(&self.packed.spare_wt);
             p.pack_transposed(&self.w, self.n_visible, self.n_hidden);

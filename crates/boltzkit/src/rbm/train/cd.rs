@@ -4,6 +4,7 @@
 
 use super::{Gradient, GradientEstimator};
 use crate::error::{Error, Result};
+use crate::rbm::gibbs::{FusedScratch, StepPlan};
 use crate::rbm::{GibbsChains, Rbm};
 use crate::rng::derive_seed;
 
@@ -34,6 +35,8 @@ pub struct Cd {
     chains: Option<GibbsChains>,
     #[serde(skip)] // scratch, overwritten by every batch's first estimate
     p_pos: Vec<f32>,
+    #[serde(skip)] // index lists of the fused step, a cache
+    fused: FusedScratch,
 }
 
 impl Cd {
@@ -49,6 +52,7 @@ impl Cd {
             generation: 0,
             chains: None,
             p_pos: Vec::new(),
+            fused: FusedScratch::default(),
         })
     }
 
@@ -121,6 +125,34 @@ impl Cd {
     /// continues its chains instead. [`GradientEstimator::estimate`] is this followed by the
     /// statistics; pop-CD ([`super::PopCd`]) is this followed by weighted statistics.
     pub fn sample(&mut self, rbm: &Rbm, v: &[f32]) -> Result<()> {
+        self.sample_then(rbm, v, false)
+    }
+
+    /// [`Cd::sample`], then `p(h | ṽ)` of the final states when `final_hidden`: one fused
+    /// pass per half-step over blocks of rows ([`GibbsChains::fused_step`]), the bits of
+    /// [`Cd::sample_unfused`] followed by [`GibbsChains::update_hidden_probs`].
+    fn sample_then(&mut self, rbm: &Rbm, v: &[f32], final_hidden: bool) -> Result<()> {
+        let batch = rbm.batch_rows("Cd::estimate", v, rbm.n_visible())?;
+        if batch == 0 {
+            return Err(Error::param("batch", "empty mini-batch"));
+        }
+        self.p_pos.resize(batch * rbm.n_hidden(), 0.0);
+        self.prepare(rbm, v)?;
+        let Some(chains) = self.chains.as_mut() else {
+            return Err(Error::Internal("no chains after prepare".into()));
+        };
+        let plan = StepPlan {
+            k: self.k,
+            restart: !self.persistent,
+            final_hidden,
+        };
+        chains.fused_step(rbm, &mut self.fused, v, &mut self.p_pos, plan)
+    }
+
+    /// [`Cd::sample`] by the layer-at-a-time pieces (each product parallel on its own): the
+    /// reference the fused step must equal bit for bit (tests).
+    #[cfg(test)]
+    pub(crate) fn sample_unfused(&mut self, rbm: &Rbm, v: &[f32]) -> Result<()> {
         let batch = rbm.batch_rows("Cd::estimate", v, rbm.n_visible())?;
         if batch == 0 {
             return Err(Error::param("batch", "empty mini-batch"));
@@ -157,11 +189,10 @@ impl GradientEstimator for Cd {
     }
 
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {
-        self.sample(rbm, v)?;
-        let Some(chains) = self.chains.as_mut() else {
+        self.sample_then(rbm, v, true)?;
+        let Some(chains) = self.chains.as_ref() else {
             return Err(Error::Internal("no chains after sampling".into()));
         };
-        chains.update_hidden_probs(rbm)?;
         grad.set_difference(rbm, v, &self.p_pos, chains.visible(), chains.hidden_probs())
     }
 }
@@ -300,5 +331,68 @@ mod tests {
         r.run(&rbm, 2).unwrap();
         assert_eq!(cd.chains().unwrap().visible(), r.visible());
         assert!(Cd::new(0, 1).is_err());
+    }
+
+    /// The fused step ([`GibbsChains::fused_step`]) equals the layer-at-a-time reference bit
+    /// for bit: CD and PCD, k = 1 and 3, sparse, complemented and dense (non-binary data,
+    /// hidden layers past the sparse switch) products, a PCD batch of another size, and 1, 2
+    /// or 3 threads.
+    #[test]
+    fn fused_step_equals_layer_by_layer_reference() {
+        let mut rng = rng_from_seed(21);
+        let mut bits = |n: usize, density: f32| -> Vec<f32> {
+            (0..n)
+                .map(|_| f32::from(u8::from(rng.random::<f32>() < density)))
+                .collect()
+        };
+        for (nv, nh, sd) in [(41, 23, 1.5), (300, 700, 0.05), (19, 600, 0.8)] {
+            let rbm = Rbm::random(nv, nh, sd, &mut rng_from_seed(nv as u64)).unwrap();
+            let mut batches = vec![bits(13 * nv, 0.1), bits(13 * nv, 0.65), bits(9 * nv, 0.2)];
+            // probabilities, not states: the dense products
+            batches.push(bits(13 * nv, 0.5).iter().map(|x| 0.25 + 0.5 * x).collect());
+            for persistent in [true, false] {
+                for k in [1, 3] {
+                    let new = || {
+                        if persistent {
+                            Cd::persistent(k, 5).unwrap()
+                        } else {
+                            Cd::new(k, 5).unwrap()
+                        }
+                    };
+                    let mut want = new();
+                    let mut want_g = Vec::new();
+                    for b in &batches {
+                        let mut g = Gradient::like(&rbm);
+                        want.sample_unfused(&rbm, b).unwrap();
+                        let c = want.chains.as_mut().unwrap();
+                        c.update_hidden_probs(&rbm).unwrap();
+                        g.set_difference(&rbm, b, &want.p_pos, c.visible(), c.hidden_probs())
+                            .unwrap();
+                        want_g.push((g, want.clone()));
+                    }
+                    for threads in [1, 2, 3] {
+                        let pool = rayon::ThreadPoolBuilder::new()
+                            .num_threads(threads)
+                            .build()
+                            .unwrap();
+                        pool.install(|| {
+                            let mut got = new();
+                            for (b, (wg, w)) in batches.iter().zip(&want_g) {
+                                let mut g = Gradient::like(&rbm);
+                                got.estimate(&rbm, b, &mut g).unwrap();
+                                let what = format!("{nv}×{nh} pcd={persistent} k={k} t={threads}");
+                                assert_eq!(&g, wg, "{what}");
+                                assert_eq!(got.p_pos, w.p_pos, "{what}");
+                                let (a, z) = (got.chains().unwrap(), w.chains().unwrap());
+                                assert_eq!(a.visible(), z.visible(), "{what}");
+                                assert_eq!(a.hidden(), z.hidden(), "{what}");
+                                assert_eq!(a.visible_probs(), z.visible_probs(), "{what}");
+                                assert_eq!(a.hidden_probs(), z.hidden_probs(), "{what}");
+                            }
+                        });
+                    }
+                }
+            }
+        }
     }
 }

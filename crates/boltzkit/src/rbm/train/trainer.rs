@@ -47,6 +47,7 @@ use crate::rbm::model::{fill_batch, visible_means};
 use crate::rbm::Rbm;
 use crate::rng::{derive_rng, derive_seed, BkRng};
 use rand::seq::SliceRandom;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -670,10 +671,16 @@ fn check_resume(state: &TrainState, p: &TrainParams, n: usize) -> Result<()> {
 /// Copies the parameters of `src` into `dst` (same shape) without allocating.
 fn copy_params(dst: &mut Rbm, src: &Rbm) {
     let (w, b, c) = dst.params_mut();
-    w.copy_from_slice(src.w());
+    // in parallel: a serial copy of W per update held the second thread idle (issue 19)
+    w.par_chunks_mut(GUARD_CHUNK)
+        .zip(src.w().par_chunks(GUARD_CHUNK))
+        .for_each(|(d, s)| d.copy_from_slice(s));
     b.copy_from_slice(src.b());
     c.copy_from_slice(src.c());
 }
+
+/// Parameters per parallel task of the divergence guard's copy and check.
+const GUARD_CHUNK: usize = 1 << 14;
 
 /// The divergence guard's check: `None` when every parameter is finite and within
 /// `max_abs` in magnitude, else what is wrong.
@@ -683,7 +690,11 @@ pub fn divergence(rbm: &Rbm, max_abs: f32) -> Option<String> {
         // (the bound is finite, so ±∞ exceed it; NaN is caught on its own)
         let bound = max_abs.min(f32::MAX);
         let bad = |x: &f32| x.abs().is_nan() || x.abs() > bound;
-        if !xs.iter().fold(false, |any, x| any | bad(x)) {
+        // in parallel over fixed chunks (a yes/no answer: the same for any thread count)
+        if !xs
+            .par_chunks(GUARD_CHUNK)
+            .any(|ch| ch.iter().fold(false, |any, x| any | bad(x)))
+        {
             continue;
         }
         if let Some(i) = xs.iter().position(bad) {
