@@ -220,8 +220,9 @@ struct FitArgs {
     /// Passes over the data
     #[arg(long, value_name = "N", default_value_t = 100)]
     epochs: usize,
-    /// Learning rate
-    #[arg(long, value_name = "X", default_value_t = 0.01)]
+    /// Learning rate (the default measured best at 100 epochs, batch 100: BENCHMARKS.md,
+    /// "Default learning rate")
+    #[arg(long, value_name = "X", default_value_t = 0.03)]
     lr: f32,
     /// Decay the learning rate linearly from --lr at the first epoch to this value at the last
     #[arg(long, value_name = "X")]
