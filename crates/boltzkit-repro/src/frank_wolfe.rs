@@ -8,8 +8,8 @@
 //!
 //! Plan → run → result: [`FwPlan`] → [`run`] → [`FwReport`]; [`write_dataset`] writes the
 //! CSVs, the JSON and the figures of one dataset, [`draw_figures`] redraws them from the JSON.
-//! [`run_fw`] runs a Frank-Wolfe fit with the AIS test log-likelihood ([`AisTest`]) at every
-//! size evaluation and a JSONL log (also used by `rbm fit --algo frank-wolfe`).
+//! [`run_fw`] runs a Frank-Wolfe fit with the test log-likelihood ([`TestLogLikelihood`]) at
+//! every size evaluation and a JSONL log (also used by `rbm fit --algo frank-wolfe`).
 
 use crate::data::read_as_binary;
 use crate::plot::{line_chart, Chart, Series};
@@ -25,7 +25,6 @@ use boltzkit::rbm::features::hidden_features;
 use boltzkit::rbm::frank_wolfe::{
     mean_log_unnormalized, FrankWolfe, FwFit, FwParams, FwProgress, SizeEvaluation,
 };
-use boltzkit::rbm::loglik::{average_log_likelihood, LogLikParams};
 use boltzkit::rbm::train::{Algorithm, GapEarlyStop, TrainParams, Trainer};
 use boltzkit::rbm::Rbm;
 use boltzkit::rng::{derive_rng, derive_seed};
@@ -174,18 +173,12 @@ fn keep_best_on_validation(best: &mut Option<(Point, Rbm)>, p: Point, rbm: Rbm) 
     }
 }
 
-/// AIS settings for the test log-likelihood at each size evaluation.
-#[derive(Debug, Clone)]
-pub struct AisTest {
-    /// The test data.
-    pub data: Dataset,
-    /// Chains.
-    pub chains: usize,
-    /// The schedule.
-    pub schedule: AisSchedule,
-    /// Seed; evaluation at `u` units uses `derive_seed(seed, u)`.
-    pub seed: u64,
-}
+/// The test log-likelihood at each size evaluation (forward AIS or the bracket): the
+/// library's [`TestLogLikelihood`], which is also the observer [`run_fw`] adds.
+pub use boltzkit::rbm::frank_wolfe::TestLogLikelihood;
+
+/// The old name of [`TestLogLikelihood`].
+pub type AisTest = TestLogLikelihood;
 
 /// The AIS schedule of `steps` linear steps (0: the standard 14,500-step one).
 pub fn ais_schedule(steps: usize) -> boltzkit::Result<AisSchedule> {
@@ -193,40 +186,6 @@ pub fn ais_schedule(steps: usize) -> boltzkit::Result<AisSchedule> {
         Ok(AisSchedule::standard())
     } else {
         AisSchedule::linear(steps)
-    }
-}
-
-impl AisTest {
-    /// `(test LL, its standard error from ln Ẑ, ln Ẑ)` of a standard model, by forward AIS
-    /// ([`average_log_likelihood`] with the base-rate model of the test data).
-    pub fn evaluate(&self, rbm: &Rbm, seed_index: u64) -> boltzkit::Result<(f64, f64, f64)> {
-        let params = LogLikParams::new(Method::Ais)
-            .schedule(self.schedule.clone())
-            .chains(self.chains)
-            .seed(derive_seed(self.seed, seed_index));
-        let est = average_log_likelihood(rbm, &self.data, &params)?;
-        let log_z = est
-            .log_z()
-            .ok_or_else(|| boltzkit::Error::Internal("forward AIS gave no ln Z".into()))?;
-        Ok((est.upper().value, log_z.stderr, log_z.value))
-    }
-}
-
-/// At every size evaluation of a standard model: `test_ll`, `test_ll_se`, `test_log_z`.
-pub struct AisObserver(pub AisTest);
-
-impl<'p> Observer<FwProgress<'p>> for AisObserver {
-    fn observe(&mut self, p: &mut FwProgress<'p>) -> boltzkit::Result<Control> {
-        if !p.evaluation || !p.model.is_standard() {
-            return Ok(Control::Continue);
-        }
-        let (ll, se, log_z) = self
-            .0
-            .evaluate(&p.model.to_rbm()?, p.model.n_units() as u64)?;
-        p.metrics.insert("test_ll".into(), ll);
-        p.metrics.insert("test_ll_se".into(), se);
-        p.metrics.insert("test_log_z".into(), log_z);
-        Ok(Control::Continue)
     }
 }
 
@@ -282,18 +241,18 @@ impl<'p> Observer<FwProgress<'p>> for ProgressObserver<'_> {
     }
 }
 
-/// Runs `fw` reporting units to `progress`, with the AIS test evaluation and the JSONL log when
-/// given.
+/// Runs `fw` reporting units to `progress`, with the test log-likelihood evaluation and the
+/// JSONL log when given.
 pub fn run_fw(
     fw: FrankWolfe<'_>,
     progress: &dyn Progress,
-    ais: Option<AisTest>,
+    test: Option<TestLogLikelihood>,
     log: Option<&Path>,
 ) -> anyhow::Result<FwFit> {
     progress.stage("units", Some(fw.params().max_units as u64));
     let mut fw = fw;
-    if let Some(a) = ais {
-        fw = fw.add_observer(AisObserver(a));
+    if let Some(t) = test {
+        fw = fw.add_observer(t);
     }
     if let Some(path) = log {
         let l = MetricLog::create(path)
@@ -418,13 +377,10 @@ impl FwPlan {
         self.datasets.iter().flat_map(|d| data_files(d)).collect()
     }
 
-    fn ais(&self, data: &Dataset, seed: u64) -> anyhow::Result<AisTest> {
-        Ok(AisTest {
-            data: data.clone(),
-            chains: self.ais_chains,
-            schedule: ais_schedule(self.ais_steps)?,
-            seed,
-        })
+    fn ais(&self, data: &Dataset, seed: u64) -> anyhow::Result<TestLogLikelihood> {
+        Ok(TestLogLikelihood::new(data.clone(), Method::Ais, seed)?
+            .chains(self.ais_chains)
+            .schedule(ais_schedule(self.ais_steps)?))
     }
 
     fn classify(&self, rbm: &Rbm, s: &Splits) -> anyhow::Result<Option<f64>> {
@@ -621,9 +577,11 @@ fn run_dataset(
                     (train_s, epochs, lr): (f64, usize, f64)|
          -> anyhow::Result<Point> {
             // one AIS ln Z gives both the validation and the test log-likelihood
-            let (test_ll, se, log_z) = ais_test.evaluate(rbm, derive_seed(h as u64, run as u64))?;
+            let est = ais_test.evaluate(rbm, derive_seed(h as u64, run as u64))?;
+            let log_z = est.log_z().context("forward AIS gave no ln Z")?;
+            let (test_ll, se) = (est.upper().value, log_z.stderr);
             let fwm = boltzkit::rbm::frank_wolfe::FwModel::from_rbm(rbm);
-            let valid_ll = mean_log_unnormalized(&fwm, &ais_valid.data)? - log_z;
+            let valid_ll = mean_log_unnormalized(&fwm, ais_valid.data())? - log_z.value;
             Ok(Point {
                 method,
                 units: h,
