@@ -406,6 +406,18 @@ impl FwPlan {
         if self.lrs.is_empty() {
             return Err(Error::param("--lrs", "give at least one rate"));
         }
+        if !matches!(self.test_method, Method::Ais | Method::Bracket) {
+            return Err(Error::param(
+                "--eval",
+                format!("ais or bracket, not {}", self.test_method),
+            ));
+        }
+        if self.ais_chains == 0 || self.raise_chains == 0 || self.raise_vectors == Some(0) {
+            return Err(Error::param(
+                "--ais-chains/--raise-chains/--raise-vectors",
+                "must be at least 1",
+            ));
+        }
         if let Some(&s) = self.sizes.iter().find(|&&s| s == 0 || s > self.max_units) {
             return Err(Error::param(
                 "--sizes",
@@ -1055,6 +1067,32 @@ mod tests {
         let c = compare_brackets(7, &inverted, &low);
         assert_eq!((c.units, c.verdict), (7, "undecided"));
         assert!(c.reason.contains("inverted"), "{}", c.reason);
+    }
+
+    #[test]
+    fn plan_refuses_unusable_test_settings_before_any_work() {
+        assert!(FwPlan::default().check().is_ok());
+        for bad in [
+            FwPlan {
+                raise_chains: 0,
+                ..FwPlan::default()
+            },
+            FwPlan {
+                raise_vectors: Some(0),
+                ..FwPlan::default()
+            },
+            FwPlan {
+                ais_chains: 0,
+                ..FwPlan::default()
+            },
+            FwPlan {
+                test_method: Method::Raise,
+                ..FwPlan::default()
+            },
+        ] {
+            let e = bad.check().unwrap_err();
+            assert!(matches!(e, boltzkit::Error::InvalidParam { .. }), "{e}");
+        }
     }
 
     #[test]
