@@ -529,26 +529,35 @@ pub struct SizeComparison {
 
 /// The order of FW-initialized CD (`fw`) and the best random start (`rand`) that their
 /// brackets decide: one is above when its RAISE end less 3 standard errors lies above the
-/// other's forward-AIS end plus 3 standard errors (disjoint brackets); an inverted bracket or
-/// overlapping ones decide nothing.
+/// other's forward-AIS end plus 3 standard errors (disjoint brackets). Forward AIS is an upper
+/// end whatever happens (`E[ln Ẑ] ≤ ln Z`), so the lower model's bracket may be inverted; the
+/// upper model's may not: an inverted bracket means its RAISE end bounds an annealing model
+/// still far from the RBM, so it is no lower end. Otherwise nothing is decided.
 pub fn compare_brackets(units: usize, fw: &Bracket, rand: &Bracket) -> SizeComparison {
+    let inverted = |b: &Bracket| matches!(b.diagnosis, Diagnosis::Inverted { .. });
     let interval = |b: &Bracket| {
         format!(
-            "[{:.2} ± {:.2}, {:.2} ± {:.2}]",
-            b.raise.value, b.raise.stderr, b.ais.value, b.ais.stderr
+            "[{:.2} ± {:.2}, {:.2} ± {:.2}]{}",
+            b.raise.value,
+            b.raise.stderr,
+            b.ais.value,
+            b.ais.stderr,
+            if inverted(b) { " (inverted)" } else { "" }
         )
     };
     let what = format!("FW-init {} vs best random {}", interval(fw), interval(rand));
-    let above = |a: &Bracket, b: &Bracket| {
+    let apart = |a: &Bracket, b: &Bracket| {
         a.raise.value - 3.0 * a.raise.stderr > b.ais.value + 3.0 * b.ais.stderr
     };
-    let inverted = |b: &Bracket| matches!(b.diagnosis, Diagnosis::Inverted { .. });
-    let (verdict, why) = if inverted(fw) || inverted(rand) {
-        ("undecided", "a bracket is inverted: more steps needed")
-    } else if above(fw, rand) {
+    let (verdict, why) = if apart(fw, rand) && !inverted(fw) {
         ("fw-init above", "disjoint brackets")
-    } else if above(rand, fw) {
+    } else if apart(rand, fw) && !inverted(rand) {
         ("random above", "disjoint brackets")
+    } else if apart(fw, rand) || apart(rand, fw) {
+        (
+            "undecided",
+            "apart, but the upper one's bracket is inverted: more steps needed",
+        )
     } else {
         (
             "undecided",
@@ -1063,10 +1072,16 @@ mod tests {
         let near = bracket((-10.5, 0.1), (-10.4, 0.1));
         let wide_se = bracket((-10.0, 0.3), (-9.8, 0.1));
         assert_eq!(compare_brackets(5, &wide_se, &near).verdict, "undecided");
+        // an inverted bracket on top decides nothing: its RAISE end is no lower end
         let inverted = bracket((-9.0, 0.01), (-10.0, 0.01));
         let c = compare_brackets(7, &inverted, &low);
         assert_eq!((c.units, c.verdict), (7, "undecided"));
         assert!(c.reason.contains("inverted"), "{}", c.reason);
+        // below, its forward-AIS end still bounds it from above
+        let inverted_low = bracket((-20.0, 0.01), (-21.0, 0.01));
+        let c = compare_brackets(7, &inverted_low, &high);
+        assert_eq!(c.verdict, "random above", "{}", c.reason);
+        assert!(c.reason.contains("(inverted)"), "{}", c.reason);
     }
 
     #[test]
