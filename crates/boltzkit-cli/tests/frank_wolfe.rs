@@ -184,49 +184,48 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
-    let v = success_json(
-        boltzkit()
-            .args([
-                "repro",
-                "frank-wolfe",
-                "--datasets",
-                "caltech",
-                "--data-dir",
-            ])
-            .arg(&data_dir)
-            .args([
-                "--max-units",
-                "4",
-                "--sizes",
-                "2,4",
-                "--epochs",
-                "2",
-                "--restarts",
-                "2",
-                "--lrs",
-                "0.05,0.01",
-                "--cd-gap-tol",
-                "0",
-                "--cd-eval-every",
-                "1",
-            ])
-            .args([
-                "--eval-every",
-                "2",
-                "--samples",
-                "50",
-                "--lbfgs-iters",
-                "5",
-                "--starts",
-                "2",
-                "--bias-steps",
-                "2",
-            ])
-            .args(["--ais-chains", "8", "--ais-steps", "20", "--k", "1", "-o"])
-            .arg(&out_dir)
-            .args(["--json", "-q"]),
+    // the shortened FW and AIS settings of every run here, then `extra`, output in `out`
+    let fw_repro = |out: &Path, extra: &[&str]| {
+        success_json(
+            boltzkit()
+                .args([
+                    "repro",
+                    "frank-wolfe",
+                    "--datasets",
+                    "caltech",
+                    "--data-dir",
+                ])
+                .arg(&data_dir)
+                .args(["--eval-every", "2", "--samples", "50", "--lbfgs-iters", "5"])
+                .args(["--starts", "2", "--bias-steps", "2", "--ais-chains", "8"])
+                .args(["--ais-steps", "20", "--k", "1", "--json", "-q", "-o"])
+                .arg(out)
+                .args(extra),
+        )
+    };
+    let v = fw_repro(
+        &out_dir,
+        &[
+            "--max-units",
+            "4",
+            "--sizes",
+            "2,4",
+            "--epochs",
+            "2",
+            "--restarts",
+            "2",
+            "--lrs",
+            "0.05,0.01",
+            "--cd-gap-tol",
+            "0",
+            "--cd-eval-every",
+            "1",
+            "--raise-vectors",
+            "25",
+        ],
     );
     assert_eq!(v["caltech"]["fw_units"], 4);
+    assert_eq!(v["caltech"]["ais"]["method"], "bracket");
     assert_eq!(v["caltech"]["fw"]["starts"], 2);
     assert_eq!(v["caltech"]["lrs"], serde_json::json!([0.05, 0.01]));
     let csv = std::fs::read_to_string(out_dir.join("fig1-fig2-caltech.csv")).unwrap();
@@ -243,6 +242,39 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
             rows,
             "{method}\n{csv}"
         );
+    }
+    // every scored model has its bracket [RAISE, forward AIS]: forward AIS is test_ll, the
+    // ends are ordered unless the verdict says inverted (bracket_of checks it)
+    let header = csv.lines().next().unwrap();
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let (_, _, ais, ais_se, _) = bracket_of(header, line);
+        assert_eq!(
+            (ais, ais_se),
+            (f[4].parse().unwrap(), f[5].parse().unwrap())
+        );
+        // steps and RAISE vectors: the two columns before the verdict
+        assert_eq!(&f[f.len() - 3..f.len() - 1], &["20", "25"], "{line}");
+    }
+    let comparisons = v["caltech"]["comparisons"].as_array().unwrap();
+    assert_eq!(comparisons.len(), 2);
+    for c in comparisons {
+        let verdict = c["verdict"].as_str().unwrap();
+        assert!(
+            ["fw-init above", "random above", "undecided"].contains(&verdict),
+            "{c}"
+        );
+    }
+    let md = std::fs::read_to_string(out_dir.join("fig1-caltech.md")).unwrap();
+    assert!(
+        md.contains("| 4 | cd_fw | ") && md.contains("- 4 units: **"),
+        "{md}"
+    );
+    let fw_csv = std::fs::read_to_string(out_dir.join("fw-caltech.csv")).unwrap();
+    for line in fw_csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let (ll, raise): (f64, f64) = (f[4].parse().unwrap(), f[8].parse().unwrap());
+        assert!(ll.is_finite() && raise.is_finite(), "{line}");
     }
     // each CD run kept is the trial of --lrs best on validation
     let rows: Vec<Vec<&str>> = csv
@@ -311,9 +343,43 @@ fn repro_runs_end_to_end_on_caltech_when_shortened() {
             .iter()
             .any(|m| l.starts_with(m))
     }) {
-        let e: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        let e: f64 = line.split(',').nth(9).unwrap().parse().unwrap();
         assert!((0.0..=1.0).contains(&e), "{line}");
     }
+    // --eval ais: the same forward-AIS figures (same seeds), no RAISE
+    let ais_dir = dir.path().join("ais");
+    let v = fw_repro(
+        &ais_dir,
+        &[
+            "--max-units",
+            "2",
+            "--sizes",
+            "2",
+            "--epochs",
+            "1",
+            "--restarts",
+            "1",
+            "--no-classify",
+            "--eval",
+            "ais",
+        ],
+    );
+    assert_eq!(v["caltech"]["ais"]["method"], "ais");
+    assert!(v["caltech"]["comparisons"].as_array().unwrap().is_empty());
+    let ais_csv = std::fs::read_to_string(ais_dir.join("fig1-fig2-caltech.csv")).unwrap();
+    let fw_row = |csv: &str| {
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with("fw,2,"))
+            .unwrap()
+            .to_string();
+        row.split(',').skip(4).take(2).collect::<Vec<_>>().join(",")
+    };
+    assert_eq!(fw_row(&ais_csv), fw_row(&csv));
+    assert!(
+        ais_csv.lines().skip(1).all(|l| l.ends_with(",,,,,,")),
+        "{ais_csv}"
+    );
 }
 
 /// Defaults from measurements (issue 18 item 11): without `--k` Frank-Wolfe draws with K = 3

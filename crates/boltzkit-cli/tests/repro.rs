@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{boltzkit, json};
+use common::{boltzkit, bracket_of, json, success_json};
 use std::path::Path;
 
 /// `shared/data` beside the repository, when this checkout has one.
@@ -120,4 +120,129 @@ fn progress_lines_when_stderr_is_not_a_terminal_and_tables_on_stdout() {
         !err.contains("| data | η |"),
         "the table goes to stdout only: {err}"
     );
+}
+
+/// `repro sdcp --mnist` on a small stand-in for binarized MNIST (784 binary columns written
+/// where the data folder should hold it): every run's final figure is the bracket [RAISE,
+/// forward AIS] in the CSV, the Markdown table and the JSON; --algos takes the library's
+/// notation.
+#[test]
+fn sdcp_mnist_reports_the_bracket_of_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnist = dir.path().join("data/binarized_mnist");
+    std::fs::create_dir_all(&mnist).unwrap();
+    for (file, rows, seed) in [("train", "60", "1"), ("test", "30", "2")] {
+        let path = mnist.join(format!("binarized_mnist_{file}.amat.gz"));
+        boltzkit()
+            .args([
+                "gen",
+                "bn",
+                "--vars",
+                "784",
+                "--parents",
+                "2",
+                "--samples",
+                rows,
+            ])
+            .args(["--seed", seed, "-q", "-o"])
+            .arg(&path)
+            .assert()
+            .success();
+    }
+    let out_dir = dir.path().join("out");
+    let v = success_json(
+        boltzkit()
+            .args(["repro", "sdcp", "--mnist", "--data-dir"])
+            .arg(dir.path().join("data"))
+            .args(["--epochs", "2", "--trials", "1", "--eval-every", "1"])
+            .args([
+                "--algos",
+                "cd-1,csdcp-2-1",
+                "--ais-steps",
+                "20",
+                "--ais-chains",
+                "6",
+            ])
+            .args(["--final-steps", "60", "--raise-vectors", "12", "-o"])
+            .arg(&out_dir)
+            .args(["--json", "-q"]),
+    );
+    let finals = v["mnist_final"].as_array().unwrap();
+    assert_eq!(finals.len(), 2);
+    for (f, algo) in finals.iter().zip(["cd-1", "csdcp-2-1"]) {
+        assert_eq!(f["algo"], algo);
+        let b = &f["bracket"];
+        assert_eq!(
+            (b["steps"].as_u64(), b["raise_vectors"].as_u64()),
+            (Some(60), Some(12))
+        );
+        assert_eq!(b["ais"]["value"], f["test_ll_ais"]);
+        assert!(f["diagnosis"]
+            .as_str()
+            .unwrap()
+            .starts_with(b["diagnosis"]["verdict"].as_str().unwrap()));
+    }
+    let csv = std::fs::read_to_string(out_dir.join("sdcp-mnist-final.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    for (line, f) in rows.iter().zip(finals) {
+        let (raise, _, ais, _, verdict) = bracket_of(header, line);
+        assert_eq!(raise, f["bracket"]["raise"]["value"].as_f64().unwrap());
+        assert_eq!(ais, f["test_ll_ais"].as_f64().unwrap());
+        assert_eq!(
+            verdict,
+            f["bracket"]["diagnosis"]["verdict"].as_str().unwrap()
+        );
+    }
+    let md = std::fs::read_to_string(out_dir.join("sdcp-mnist-table.md")).unwrap();
+    assert!(md.contains("| RAISE (± se) | forward AIS (± se) |"), "{md}");
+    assert!(md.contains("| csdcp-2-1 | 0.01 | 1 | "), "{md}");
+}
+
+/// `repro sdcp --algos`: the library's notation and the family names (the paper's budget of
+/// the experiment) name the same runs, bit for bit; an unknown name exits 2 naming the forms.
+#[test]
+fn sdcp_algos_take_the_library_notation() {
+    let table = |algos: &str| {
+        let out = boltzkit()
+            .args([
+                "repro", "sdcp", "--small", "--epochs", "20", "--trials", "1",
+            ])
+            .args(["--eval-every", "10", "--seed", "1", "--algos", algos])
+            .assert()
+            .success();
+        // the table's lines (the summary after it carries the wall time)
+        String::from_utf8_lossy(&out.get_output().stdout)
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let by_family = table("cd,csdcp");
+    assert_eq!(by_family, table("cd-12,csdcp-3-4"));
+    assert!(
+        by_family.contains("| bars-stripes-3x3 | 0.3 | csdcp |"),
+        "{by_family}"
+    );
+    let other = table("cd-1,sdcp-2-4");
+    assert!(
+        other.contains("| shifting-bar-9-1 | 0.5 | sdcp-2-4 |"),
+        "{other}"
+    );
+    for bad in ["cdx", "cd-0", "cd,bogus"] {
+        let out = boltzkit()
+            .args([
+                "repro", "sdcp", "--small", "--epochs", "2", "--algos", bad, "-q",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--algos") && err.contains("sdcp-D-K"),
+            "{bad}: {err}"
+        );
+    }
 }

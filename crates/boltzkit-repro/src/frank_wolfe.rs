@@ -8,8 +8,8 @@
 //!
 //! Plan → run → result: [`FwPlan`] → [`run`] → [`FwReport`]; [`write_dataset`] writes the
 //! CSVs, the JSON and the figures of one dataset, [`draw_figures`] redraws them from the JSON.
-//! [`run_fw`] runs a Frank-Wolfe fit with the AIS test log-likelihood ([`AisTest`]) at every
-//! size evaluation and a JSONL log (also used by `rbm fit --algo frank-wolfe`).
+//! [`run_fw`] runs a Frank-Wolfe fit with the test log-likelihood ([`TestLogLikelihood`]) at
+//! every size evaluation and a JSONL log (also used by `rbm fit --algo frank-wolfe`).
 
 use crate::data::read_as_binary;
 use crate::plot::{line_chart, Chart, Series};
@@ -25,7 +25,7 @@ use boltzkit::rbm::features::hidden_features;
 use boltzkit::rbm::frank_wolfe::{
     mean_log_unnormalized, FrankWolfe, FwFit, FwParams, FwProgress, SizeEvaluation,
 };
-use boltzkit::rbm::loglik::{average_log_likelihood, LogLikParams};
+use boltzkit::rbm::loglik::{Bracket, Diagnosis, LogLikelihood};
 use boltzkit::rbm::train::{Algorithm, GapEarlyStop, TrainParams, Trainer};
 use boltzkit::rbm::Rbm;
 use boltzkit::rng::{derive_rng, derive_seed};
@@ -153,10 +153,15 @@ pub struct Point {
     pub run: usize,
     /// The CD learning rate kept on validation (0 for FW itself).
     pub lr: f64,
-    /// Average test log-likelihood (AIS).
+    /// Average test log-likelihood by forward AIS (the bracket's upper end).
     pub test_ll: f64,
     /// Its standard error from ln Ẑ.
     pub test_ll_se: f64,
+    /// With `--eval bracket`: the test log-likelihood as [RAISE, forward AIS] (both ends with
+    /// their standard errors, the steps, the vectors RAISE scored, the diagnosis).
+    pub bracket: Option<Bracket>,
+    /// The bracket's diagnosis in one plain line.
+    pub diagnosis: Option<String>,
     /// Average validation log-likelihood (the same ln Ẑ).
     pub valid_ll: f64,
     /// Seconds of training.
@@ -174,17 +179,46 @@ fn keep_best_on_validation(best: &mut Option<(Point, Rbm)>, p: Point, rbm: Rbm) 
     }
 }
 
-/// AIS settings for the test log-likelihood at each size evaluation.
-#[derive(Debug, Clone)]
-pub struct AisTest {
-    /// The test data.
-    pub data: Dataset,
-    /// Chains.
-    pub chains: usize,
-    /// The schedule.
-    pub schedule: AisSchedule,
-    /// Seed; evaluation at `u` units uses `derive_seed(seed, u)`.
-    pub seed: u64,
+/// The test log-likelihood at each size evaluation (forward AIS or the bracket): the
+/// library's [`TestLogLikelihood`], which is also the observer [`run_fw`] adds.
+pub use boltzkit::rbm::frank_wolfe::TestLogLikelihood;
+
+/// The old name of [`TestLogLikelihood`].
+pub type AisTest = TestLogLikelihood;
+
+/// The CSV columns of [`bracket_csv`].
+pub const BRACKET_CSV_HEADER: &str = "raise,raise_se,ais,ais_se,steps,raise_vectors,verdict";
+
+/// A bracket as CSV fields (see [`BRACKET_CSV_HEADER`]); `verdict` is `consistent`,
+/// `inverted` or `wide` (the one-line diagnosis, with commas, goes to Markdown and JSON).
+pub fn bracket_csv(b: &Bracket) -> String {
+    format!(
+        "{},{},{},{},{},{},{}",
+        b.raise.value,
+        b.raise.stderr,
+        b.ais.value,
+        b.ais.stderr,
+        b.steps,
+        b.raise_vectors,
+        verdict(&b.diagnosis)
+    )
+}
+
+/// `consistent`, `inverted` or `wide`.
+pub fn verdict(d: &Diagnosis) -> &'static str {
+    match d {
+        Diagnosis::Consistent => "consistent",
+        Diagnosis::Inverted { .. } => "inverted",
+        Diagnosis::Wide { .. } => "wide",
+    }
+}
+
+/// Markdown cells of a bracket: `RAISE ± se | AIS ± se | steps | RAISE vectors`.
+pub fn bracket_markdown_cells(b: &Bracket) -> String {
+    format!(
+        "{:.3} ± {:.3} | {:.3} ± {:.3} | {} | {}",
+        b.raise.value, b.raise.stderr, b.ais.value, b.ais.stderr, b.steps, b.raise_vectors
+    )
 }
 
 /// The AIS schedule of `steps` linear steps (0: the standard 14,500-step one).
@@ -193,40 +227,6 @@ pub fn ais_schedule(steps: usize) -> boltzkit::Result<AisSchedule> {
         Ok(AisSchedule::standard())
     } else {
         AisSchedule::linear(steps)
-    }
-}
-
-impl AisTest {
-    /// `(test LL, its standard error from ln Ẑ, ln Ẑ)` of a standard model, by forward AIS
-    /// ([`average_log_likelihood`] with the base-rate model of the test data).
-    pub fn evaluate(&self, rbm: &Rbm, seed_index: u64) -> boltzkit::Result<(f64, f64, f64)> {
-        let params = LogLikParams::new(Method::Ais)
-            .schedule(self.schedule.clone())
-            .chains(self.chains)
-            .seed(derive_seed(self.seed, seed_index));
-        let est = average_log_likelihood(rbm, &self.data, &params)?;
-        let log_z = est
-            .log_z()
-            .ok_or_else(|| boltzkit::Error::Internal("forward AIS gave no ln Z".into()))?;
-        Ok((est.upper().value, log_z.stderr, log_z.value))
-    }
-}
-
-/// At every size evaluation of a standard model: `test_ll`, `test_ll_se`, `test_log_z`.
-pub struct AisObserver(pub AisTest);
-
-impl<'p> Observer<FwProgress<'p>> for AisObserver {
-    fn observe(&mut self, p: &mut FwProgress<'p>) -> boltzkit::Result<Control> {
-        if !p.evaluation || !p.model.is_standard() {
-            return Ok(Control::Continue);
-        }
-        let (ll, se, log_z) = self
-            .0
-            .evaluate(&p.model.to_rbm()?, p.model.n_units() as u64)?;
-        p.metrics.insert("test_ll".into(), ll);
-        p.metrics.insert("test_ll_se".into(), se);
-        p.metrics.insert("test_log_z".into(), log_z);
-        Ok(Control::Continue)
     }
 }
 
@@ -282,18 +282,18 @@ impl<'p> Observer<FwProgress<'p>> for ProgressObserver<'_> {
     }
 }
 
-/// Runs `fw` reporting units to `progress`, with the AIS test evaluation and the JSONL log when
-/// given.
+/// Runs `fw` reporting units to `progress`, with the test log-likelihood evaluation and the
+/// JSONL log when given.
 pub fn run_fw(
     fw: FrankWolfe<'_>,
     progress: &dyn Progress,
-    ais: Option<AisTest>,
+    test: Option<TestLogLikelihood>,
     log: Option<&Path>,
 ) -> anyhow::Result<FwFit> {
     progress.stage("units", Some(fw.params().max_units as u64));
     let mut fw = fw;
-    if let Some(a) = ais {
-        fw = fw.add_observer(AisObserver(a));
+    if let Some(t) = test {
+        fw = fw.add_observer(t);
     }
     if let Some(path) = log {
         let l = MetricLog::create(path)
@@ -344,8 +344,17 @@ pub struct FwPlan {
     pub eval_every: usize,
     /// AIS chains [default: 100; the paper: 500].
     pub ais_chains: usize,
-    /// AIS linear steps; 0: the standard 14,500-step schedule [default: 0].
+    /// AIS linear steps; 0: the standard 14,500-step schedule [default: 0]. RAISE walks the
+    /// same schedule.
     pub ais_steps: usize,
+    /// The test log-likelihood of every scored model and of the FW curve: `ais` (forward AIS)
+    /// or `bracket` ([RAISE, forward AIS] with its diagnosis) [default: bracket].
+    pub test_method: Method,
+    /// RAISE chains per test vector [default: 1].
+    pub raise_chains: usize,
+    /// RAISE on a seeded random subset of this many test vectors (`None`: all)
+    /// [default: 500].
+    pub raise_vectors: Option<usize>,
     /// Run the classification (Figure 2) [default: true].
     pub classify: bool,
     /// Output folder: the JSONL log of each FW run is written there during the run.
@@ -372,6 +381,9 @@ impl Default for FwPlan {
             eval_every: 20,
             ais_chains: 100,
             ais_steps: 0,
+            test_method: Method::Bracket,
+            raise_chains: 1,
+            raise_vectors: Some(500),
             classify: true,
             output: PathBuf::from("fw-repro"),
         }
@@ -393,6 +405,18 @@ impl FwPlan {
         }
         if self.lrs.is_empty() {
             return Err(Error::param("--lrs", "give at least one rate"));
+        }
+        if !matches!(self.test_method, Method::Ais | Method::Bracket) {
+            return Err(Error::param(
+                "--eval",
+                format!("ais or bracket, not {}", self.test_method),
+            ));
+        }
+        if self.ais_chains == 0 || self.raise_chains == 0 || self.raise_vectors == Some(0) {
+            return Err(Error::param(
+                "--ais-chains/--raise-chains/--raise-vectors",
+                "must be at least 1",
+            ));
         }
         if let Some(&s) = self.sizes.iter().find(|&&s| s == 0 || s > self.max_units) {
             return Err(Error::param(
@@ -418,13 +442,14 @@ impl FwPlan {
         self.datasets.iter().flat_map(|d| data_files(d)).collect()
     }
 
-    fn ais(&self, data: &Dataset, seed: u64) -> anyhow::Result<AisTest> {
-        Ok(AisTest {
-            data: data.clone(),
-            chains: self.ais_chains,
-            schedule: ais_schedule(self.ais_steps)?,
-            seed,
-        })
+    fn test_ll(&self, data: &Dataset, seed: u64) -> anyhow::Result<TestLogLikelihood> {
+        Ok(
+            TestLogLikelihood::new(data.clone(), self.test_method, seed)?
+                .chains(self.ais_chains)
+                .schedule(ais_schedule(self.ais_steps)?)
+                .raise_chains(self.raise_chains)
+                .raise_vectors(self.raise_vectors),
+        )
     }
 
     fn classify(&self, rbm: &Rbm, s: &Splits) -> anyhow::Result<Option<f64>> {
@@ -475,13 +500,75 @@ impl Default for FwSettings {
     }
 }
 
-/// The AIS settings recorded with a result.
+/// The test log-likelihood settings recorded with a result.
 #[derive(Debug, Clone, Serialize)]
 pub struct AisSettings {
-    /// Chains.
+    /// Forward AIS chains.
     pub chains: usize,
-    /// Steps (14,500 for the standard schedule).
+    /// Steps of both ends (14,500 for the standard schedule).
     pub steps: usize,
+    /// `ais` or `bracket`.
+    pub method: Method,
+    /// RAISE chains per test vector (bracket).
+    pub raise_chains: usize,
+    /// RAISE's random subset of test vectors (`None`: all; bracket).
+    pub raise_vectors: Option<usize>,
+}
+
+/// At one size, FW-initialized CD against the best random start (on validation), by their
+/// brackets.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeComparison {
+    /// Hidden units.
+    pub units: usize,
+    /// `fw-init above`, `random above` or `undecided`.
+    pub verdict: &'static str,
+    /// Why, in one line, with both intervals.
+    pub reason: String,
+}
+
+/// The order of FW-initialized CD (`fw`) and the best random start (`rand`) that their
+/// brackets decide: one is above when its RAISE end less 3 standard errors lies above the
+/// other's forward-AIS end plus 3 standard errors (disjoint brackets). Forward AIS is an upper
+/// end whatever happens (`E[ln Ẑ] ≤ ln Z`), so the lower model's bracket may be inverted; the
+/// upper model's may not: an inverted bracket means its RAISE end bounds an annealing model
+/// still far from the RBM, so it is no lower end. Otherwise nothing is decided.
+pub fn compare_brackets(units: usize, fw: &Bracket, rand: &Bracket) -> SizeComparison {
+    let inverted = |b: &Bracket| matches!(b.diagnosis, Diagnosis::Inverted { .. });
+    let interval = |b: &Bracket| {
+        format!(
+            "[{:.2} ± {:.2}, {:.2} ± {:.2}]{}",
+            b.raise.value,
+            b.raise.stderr,
+            b.ais.value,
+            b.ais.stderr,
+            if inverted(b) { " (inverted)" } else { "" }
+        )
+    };
+    let what = format!("FW-init {} vs best random {}", interval(fw), interval(rand));
+    let apart = |a: &Bracket, b: &Bracket| {
+        a.raise.value - 3.0 * a.raise.stderr > b.ais.value + 3.0 * b.ais.stderr
+    };
+    let (verdict, why) = if apart(fw, rand) && !inverted(fw) {
+        ("fw-init above", "disjoint brackets")
+    } else if apart(rand, fw) && !inverted(rand) {
+        ("random above", "disjoint brackets")
+    } else if apart(fw, rand) || apart(rand, fw) {
+        (
+            "undecided",
+            "apart, but the upper one's bracket is inverted: more steps needed",
+        )
+    } else {
+        (
+            "undecided",
+            "the brackets overlap (within 3 standard errors)",
+        )
+    };
+    SizeComparison {
+        units,
+        verdict,
+        reason: format!("{why}: {what}"),
+    }
 }
 
 /// Mean seconds per FW iteration by part.
@@ -508,6 +595,8 @@ pub struct FwDatasetResult {
     pub evaluations: Vec<SizeEvaluation>,
     /// Every point of Figures 1 and 2.
     pub points: Vec<Point>,
+    /// With `--eval bracket`: at each size, FW-initialized CD against the best random start.
+    pub comparisons: Vec<SizeComparison>,
     /// CD epochs.
     pub epochs: usize,
     /// CD early-stopping tolerance.
@@ -524,7 +613,7 @@ pub struct FwDatasetResult {
     pub restarts: usize,
     /// FW settings.
     pub fw: FwSettings,
-    /// AIS settings.
+    /// Test log-likelihood settings.
     pub ais: AisSettings,
     /// Mean seconds per FW iteration.
     pub mean_iteration_s: IterationSeconds,
@@ -596,8 +685,8 @@ fn run_dataset(
             models: snaps.clone(),
         });
     let log = plan.output.join(format!("fw-{name}.jsonl"));
-    let ais_test = plan.ais(&s.test, derive_seed(seed, 2))?;
-    let fit = run_fw(fw, progress, Some(ais_test.clone()), Some(&log))?;
+    let scorer = plan.test_ll(&s.test, derive_seed(seed, 2))?;
+    let fit = run_fw(fw, progress, Some(scorer.clone()), Some(&log))?;
     let rec = &fit.record;
     say(format!(
         "{name}: FW reached {} units in {:.1} s; selected size {:?}",
@@ -607,7 +696,6 @@ fn run_dataset(
     ));
 
     // 2. at each size: FW itself, CD from random starts (best on validation), CD from FW
-    let ais_valid = plan.ais(&s.valid, derive_seed(seed, 2))?;
     let mut points: Vec<Point> = Vec::new();
     let snaps = snaps.borrow();
     for &h in &plan.sizes {
@@ -620,10 +708,17 @@ fn run_dataset(
                     method: &'static str,
                     (train_s, epochs, lr): (f64, usize, f64)|
          -> anyhow::Result<Point> {
-            // one AIS ln Z gives both the validation and the test log-likelihood
-            let (test_ll, se, log_z) = ais_test.evaluate(rbm, derive_seed(h as u64, run as u64))?;
+            // one forward-AIS ln Z gives both the validation and the test log-likelihood
+            // (the selection on validation reads forward AIS; RAISE scores the test rows)
+            let est = scorer.evaluate(rbm, derive_seed(h as u64, run as u64))?;
+            let log_z = est.log_z().context("forward AIS gave no ln Z")?;
+            let (test_ll, se) = (est.upper().value, log_z.stderr);
             let fwm = boltzkit::rbm::frank_wolfe::FwModel::from_rbm(rbm);
-            let valid_ll = mean_log_unnormalized(&fwm, &ais_valid.data)? - log_z;
+            let valid_ll = mean_log_unnormalized(&fwm, &s.valid)? - log_z.value;
+            let bracket = match est {
+                LogLikelihood::Bracket(b) => Some(b),
+                _ => None,
+            };
             Ok(Point {
                 method,
                 units: h,
@@ -631,6 +726,8 @@ fn run_dataset(
                 lr,
                 test_ll,
                 test_ll_se: se,
+                diagnosis: bracket.as_ref().map(|b| b.diagnosis.to_string()),
+                bracket,
                 valid_ll,
                 train_s,
                 epochs,
@@ -727,6 +824,19 @@ fn run_dataset(
         ));
         points.push(p);
     }
+    let comparisons = plan
+        .sizes
+        .iter()
+        .filter_map(|&h| {
+            let bracket = |m: &str| {
+                points
+                    .iter()
+                    .find(|q| q.method == m && q.units == h)
+                    .and_then(|q| q.bracket.as_ref())
+            };
+            Some(compare_brackets(h, bracket("cd_fw")?, bracket("cd_rand")?))
+        })
+        .collect();
     let per_iteration = |f: &dyn Fn(&boltzkit::rbm::frank_wolfe::IterationRecord) -> f64| {
         rec.iterations.iter().map(f).sum::<f64>() / rec.iterations.len().max(1) as f64
     };
@@ -744,7 +854,11 @@ fn run_dataset(
         batch_size: plan.batch_size,
         restarts: plan.restarts,
         fw: plan.fw.clone(),
+        comparisons,
         ais: AisSettings {
+            method: plan.test_method,
+            raise_chains: plan.raise_chains,
+            raise_vectors: plan.raise_vectors,
             chains: plan.ais_chains,
             steps: if plan.ais_steps == 0 {
                 14_500
@@ -760,17 +874,60 @@ fn run_dataset(
     })
 }
 
+/// The kept models of each size as Markdown (FW, the best random start, FW-initialized CD:
+/// forward AIS, and with the bracket RAISE and the diagnosis), then the comparisons.
+pub fn markdown(name: &str, result: &FwDatasetResult) -> String {
+    let mut s = format!(
+        "{name}: average test log-likelihood, {} steps, {} forward chains\n\n\
+         | units | model | lr | RAISE (± se) | forward AIS (± se) | steps | RAISE vectors | diagnosis |\n\
+         |---|---|---|---|---|---|---|---|\n",
+        result.ais.steps, result.ais.chains
+    );
+    for p in result
+        .points
+        .iter()
+        .filter(|p| ["fw", "cd_rand", "cd_fw"].contains(&p.method))
+    {
+        let cells = p.bracket.as_ref().map_or_else(
+            || {
+                format!(
+                    "– | {:.3} ± {:.3} | {} | – ",
+                    p.test_ll, p.test_ll_se, result.ais.steps
+                )
+            },
+            bracket_markdown_cells,
+        );
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {cells} | {} |",
+            p.units,
+            p.method,
+            p.lr,
+            p.diagnosis.as_deref().unwrap_or("–")
+        );
+    }
+    if !result.comparisons.is_empty() {
+        s.push_str("\nFW-initialized CD against the best random start (on validation):\n\n");
+        for c in &result.comparisons {
+            let _ = writeln!(s, "- {} units: **{}**: {}", c.units, c.verdict, c.reason);
+        }
+    }
+    s
+}
+
 /// Writes the files of one dataset into `dir`: `fw-<name>.csv` (FW's size evaluations),
-/// `fig1-fig2-<name>.csv` (every point), `frank-wolfe-<name>.json` (the result) and the
-/// figures ([`draw_figures`]).
+/// `fig1-fig2-<name>.csv` (every point), `fig1-<name>.md` (the kept models and the
+/// comparisons, [`markdown`]), `frank-wolfe-<name>.json` (the result) and the figures
+/// ([`draw_figures`]).
 pub fn write_dataset(dir: &Path, name: &str, result: &FwDatasetResult) -> anyhow::Result<()> {
-    let mut fw_csv =
-        String::from("units,iteration,wall_s,gap,test_ll,test_ll_se,train_nfe,valid_nfe\n");
+    let mut fw_csv = String::from(
+        "units,iteration,wall_s,gap,test_ll,test_ll_se,train_nfe,valid_nfe,test_raise,test_raise_se\n",
+    );
     for e in &result.evaluations {
         let m = |k: &str| e.metrics.get(k).map_or(String::new(), |v| v.to_string());
         writeln!(
             fw_csv,
-            "{},{},{:.3},{},{},{},{},{}",
+            "{},{},{:.3},{},{},{},{},{},{},{}",
             e.units,
             e.iteration,
             e.wall_s,
@@ -778,16 +935,19 @@ pub fn write_dataset(dir: &Path, name: &str, result: &FwDatasetResult) -> anyhow
             m("test_ll"),
             m("test_ll_se"),
             e.train_nfe,
-            e.valid_nfe.map_or(String::new(), |g| g.to_string())
+            e.valid_nfe.map_or(String::new(), |g| g.to_string()),
+            m("test_raise"),
+            m("test_raise_se")
         )?;
     }
     write_atomic(&dir.join(format!("fw-{name}.csv")), fw_csv.as_bytes())?;
-    let mut csv =
-        String::from("method,units,run,lr,test_ll,test_ll_se,valid_ll,train_s,epochs,test_error\n");
+    let mut csv = format!(
+        "method,units,run,lr,test_ll,test_ll_se,valid_ll,train_s,epochs,test_error,{BRACKET_CSV_HEADER}\n"
+    );
     for p in &result.points {
         writeln!(
             csv,
-            "{},{},{},{},{},{},{},{:.3},{},{}",
+            "{},{},{},{},{},{},{},{:.3},{},{},{}",
             p.method,
             p.units,
             p.run,
@@ -797,10 +957,17 @@ pub fn write_dataset(dir: &Path, name: &str, result: &FwDatasetResult) -> anyhow
             p.valid_ll,
             p.train_s,
             p.epochs,
-            p.test_error.map_or(String::new(), |e| e.to_string())
+            p.test_error.map_or(String::new(), |e| e.to_string()),
+            p.bracket
+                .as_ref()
+                .map_or_else(|| ",".repeat(6), bracket_csv)
         )?;
     }
     write_atomic(&dir.join(format!("fig1-fig2-{name}.csv")), csv.as_bytes())?;
+    write_atomic(
+        &dir.join(format!("fig1-{name}.md")),
+        markdown(name, result).as_bytes(),
+    )?;
     let json = serde_json::to_value(result)?;
     write_atomic(
         &dir.join(format!("frank-wolfe-{name}.json")),
@@ -869,4 +1036,102 @@ pub fn draw_figures(
         line_chart(&dir.join(format!("fig2-{name}.png")), &fig2)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use boltzkit::estimate::Estimate;
+
+    fn bracket(raise: (f64, f64), ais: (f64, f64)) -> Bracket {
+        let e = |(value, stderr): (f64, f64), method| Estimate {
+            value,
+            stderr,
+            lower: value - 3.0 * stderr,
+            upper: value + 3.0 * stderr,
+            method,
+        };
+        let (raise, ais) = (e(raise, Method::Raise), e(ais, Method::Ais));
+        Bracket {
+            diagnosis: Diagnosis::of(&raise, &ais, 1.0),
+            raise,
+            ais,
+            log_z: e((0.0, 0.1), Method::Ais),
+            steps: 100,
+            raise_vectors: 10,
+        }
+    }
+
+    #[test]
+    fn brackets_decide_only_when_disjoint_and_not_inverted() {
+        let low = bracket((-12.0, 0.1), (-11.5, 0.1));
+        let high = bracket((-10.0, 0.1), (-9.8, 0.1));
+        assert_eq!(compare_brackets(5, &high, &low).verdict, "fw-init above");
+        assert_eq!(compare_brackets(5, &low, &high).verdict, "random above");
+        // 3 standard errors on each side: -10.0 - 0.9 < -10.5 + 0.3 overlaps
+        let near = bracket((-10.5, 0.1), (-10.4, 0.1));
+        let wide_se = bracket((-10.0, 0.3), (-9.8, 0.1));
+        assert_eq!(compare_brackets(5, &wide_se, &near).verdict, "undecided");
+        // an inverted bracket on top decides nothing: its RAISE end is no lower end
+        let inverted = bracket((-9.0, 0.01), (-10.0, 0.01));
+        let c = compare_brackets(7, &inverted, &low);
+        assert_eq!((c.units, c.verdict), (7, "undecided"));
+        assert!(c.reason.contains("inverted"), "{}", c.reason);
+        // below, its forward-AIS end still bounds it from above
+        let inverted_low = bracket((-20.0, 0.01), (-21.0, 0.01));
+        let c = compare_brackets(7, &inverted_low, &high);
+        assert_eq!(c.verdict, "random above", "{}", c.reason);
+        assert!(c.reason.contains("(inverted)"), "{}", c.reason);
+    }
+
+    #[test]
+    fn plan_refuses_unusable_test_settings_before_any_work() {
+        assert!(FwPlan::default().check().is_ok());
+        for bad in [
+            FwPlan {
+                raise_chains: 0,
+                ..FwPlan::default()
+            },
+            FwPlan {
+                raise_vectors: Some(0),
+                ..FwPlan::default()
+            },
+            FwPlan {
+                ais_chains: 0,
+                ..FwPlan::default()
+            },
+            FwPlan {
+                test_method: Method::Raise,
+                ..FwPlan::default()
+            },
+        ] {
+            let e = bad.check().unwrap_err();
+            assert!(matches!(e, boltzkit::Error::InvalidParam { .. }), "{e}");
+        }
+    }
+
+    #[test]
+    fn bracket_fields_line_up_with_the_header() {
+        let b = bracket((-12.0, 0.1), (-11.5, 0.2));
+        let fields = bracket_csv(&b);
+        let header: Vec<&str> = BRACKET_CSV_HEADER.split(',').collect();
+        let values: Vec<&str> = fields.split(',').collect();
+        assert_eq!(header.len(), values.len());
+        assert_eq!(
+            values,
+            ["-12", "0.1", "-11.5", "0.2", "100", "10", "consistent"]
+        );
+        assert_eq!(
+            verdict(&bracket((-9.0, 0.01), (-10.0, 0.01)).diagnosis),
+            "inverted"
+        );
+        assert_eq!(
+            verdict(&bracket((-13.0, 0.01), (-10.0, 0.01)).diagnosis),
+            "wide"
+        );
+        assert_eq!(
+            bracket_markdown_cells(&b),
+            "-12.000 ± 0.100 | -11.500 ± 0.200 | 100 | 10"
+        );
+    }
 }

@@ -8,8 +8,14 @@
 //!   bound is −ln 14 and −ln 9) is exact, every `--eval-every` epochs.
 //! - `--mnist` (Fig. 3): binarized MNIST, 500 hidden units, batch 200; CD-24, CG with K = 24,
 //!   S-DCP and CS-DCP with d = 6, K′ = 4; η = 0.01; the test ATLL by AIS (100 chains, 10,000
-//!   linear steps, the paper's setting) every `--eval-every` epochs, and at the end by AIS on
-//!   the standard 14,500-step schedule beside reverse AIS from test rows.
+//!   linear steps, the paper's setting) every `--eval-every` epochs, and at the end the bracket
+//!   [RAISE, forward AIS] of `boltzkit::rbm::loglik` on the standard 14,500-step schedule
+//!   (RAISE on 1,000 random test vectors by default), with its diagnosis.
+//!
+//! `--algos` takes the library's notation (`cd-12`, `sdcp-3-4`, `csdcp-6-4`: [`Algorithm`]);
+//! the family names of [`ALGORITHMS`] mean the paper's budget of each experiment. The paper's
+//! algorithms keep their family names as labels (`cd` for CD-12 on the small problems), so a
+//! run named either way gives the same bits.
 //!
 //! Every trial starts all algorithms and learning rates from the same initial model (Sec. 4.1:
 //! W ~ N(0, 0.01²), c = 0, b = logit of the data means), seeded from (seed, dataset, trial).
@@ -19,20 +25,23 @@
 //! [`final_table`] and [`curves_png`] write each experiment.
 
 use crate::data::{read_binary, BINARIZED_MNIST_TEST, BINARIZED_MNIST_TRAIN};
+use crate::frank_wolfe::{bracket_csv, bracket_markdown_cells, BRACKET_CSV_HEADER};
 use crate::plot::{chart_panels, Chart, Series};
 use crate::Progress;
 use boltzkit::data::synth::{BarsAndStripes, ShiftingBar};
 use boltzkit::data::{Binarize, Dataset};
 use boltzkit::estimate::stats::mean_sd_by_position;
+use boltzkit::estimate::Method;
 use boltzkit::fit::Control;
-use boltzkit::rbm::ais::{ais_log_partition, data_starts, reverse_ais_log_partition, AisSchedule};
+use boltzkit::rbm::ais::AisSchedule;
+use boltzkit::rbm::base_rate_biases;
 use boltzkit::rbm::file::save_rbm;
+use boltzkit::rbm::loglik::{average_log_likelihood, Bracket, LogLikParams, LogLikelihood};
 use boltzkit::rbm::train::{
     AisLogLikelihood, Algorithm, ExactLogLikelihood, Observer, Progress as TrainProgress,
     TrainParams, Trainer,
 };
 use boltzkit::rbm::Rbm;
-use boltzkit::rbm::{base_rate_biases, mean_neg_free_energy};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -43,20 +52,24 @@ use std::path::{Path, PathBuf};
 /// The seed `repro sdcp` uses unless told otherwise.
 pub const SEED: u64 = 2019;
 
-/// The algorithm names of the comparison.
+/// The family names `--algos` still takes, each meaning the paper's Gibbs budget of the
+/// experiment (`cd`: CD-12 on the small problems, CD-24 on MNIST; `sdcp`: S-DCP with d = 3 or
+/// 6, K′ = 4); any other algorithm is named in the library's notation
+/// ([`Algorithm`]'s `FromStr`: `cd-12`, `sdcp-3-4`, `csdcp-6-4`, ...).
 pub const ALGORITHMS: [&str; 5] = ["cd", "pcd", "cg", "sdcp", "csdcp"];
 
-/// An algorithm of the comparison with the paper's Gibbs budget per mini-batch.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// An algorithm of the comparison: the paper's are labelled by their family name (as the
+/// paper's figures), any other by its notation; the label also seeds its chains.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 struct Contender {
-    name: &'static str,
+    name: String,
     #[serde(skip)]
     algorithm: Algorithm,
 }
 
-/// The contenders by name; `k` is the CD budget, `(d, k′)` the S-DCP one.
-fn contenders(names: &[String], k: usize, d: usize, k_inner: usize) -> Vec<Contender> {
-    let all = [
+/// The five families at the experiment's budget: `k` for CD, PCD and CG, `(d, k′)` for S-DCP.
+fn paper_algorithms(k: usize, d: usize, k_inner: usize) -> [(&'static str, Algorithm); 5] {
+    [
         ("cd", Algorithm::Cd { k }),
         ("pcd", Algorithm::Pcd { k }),
         ("cg", Algorithm::Cg { k }),
@@ -74,11 +87,53 @@ fn contenders(names: &[String], k: usize, d: usize, k_inner: usize) -> Vec<Conte
                 k: k_inner,
             },
         ),
-    ];
-    all.into_iter()
-        .filter(|(n, _)| names.iter().any(|x| x == n))
-        .map(|(name, algorithm)| Contender { name, algorithm })
-        .collect()
+    ]
+}
+
+/// The algorithm of one `--algos` name at the experiment's budget (`k`, `d`, `k′`): a family
+/// name of [`ALGORITHMS`] or the library's notation; anything else is an error naming both.
+fn contender(name: &str, k: usize, d: usize, k_inner: usize) -> boltzkit::Result<Contender> {
+    let paper = paper_algorithms(k, d, k_inner);
+    let name = name.trim().to_ascii_lowercase();
+    let algorithm = match paper.iter().find(|(n, _)| *n == name) {
+        Some(&(_, a)) => a,
+        None => name.parse::<Algorithm>().map_err(|e| {
+            let why = match e {
+                boltzkit::Error::InvalidParam { reason, .. } => reason,
+                other => other.to_string(),
+            };
+            boltzkit::Error::param(
+                "--algos",
+                format!(
+                    "{why}; or a family name meaning the paper's budget: {}",
+                    ALGORITHMS.join(", ")
+                ),
+            )
+        })?,
+    };
+    let name = paper
+        .iter()
+        .find(|(_, a)| *a == algorithm)
+        .map_or_else(|| algorithm.to_string(), |(n, _)| n.to_string());
+    Ok(Contender { name, algorithm })
+}
+
+/// The contenders of `names` at the experiment's budget, in the order given; a name repeated
+/// (or two names of the same algorithm) counts once.
+fn contenders(
+    names: &[String],
+    k: usize,
+    d: usize,
+    k_inner: usize,
+) -> boltzkit::Result<Vec<Contender>> {
+    let mut out: Vec<Contender> = Vec::new();
+    for n in names {
+        let c = contender(n, k, d, k_inner)?;
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    Ok(out)
 }
 
 /// Mean and standard deviation over trials of an ATLL curve, with the epoch at which the mean
@@ -340,8 +395,9 @@ pub struct SdcpPlan {
     pub trials: Option<usize>,
     /// Learning rates [default (empty): 0.3, 0.5 (small) or 0.01 (MNIST)].
     pub lrs: Vec<f32>,
-    /// Algorithms among [`ALGORITHMS`] [default (empty): all five (small) or cd, cg, sdcp, csdcp
-    /// (MNIST)].
+    /// Algorithms: the library's notation (`cd-12`, `sdcp-3-4`, ...) or a family name of
+    /// [`ALGORITHMS`] (the paper's budget of each experiment) [default (empty): all five
+    /// (small) or cd, cg, sdcp, csdcp (MNIST)].
     pub algos: Vec<String>,
     /// ATLL every N epochs [default: 10].
     pub eval_every: Option<usize>,
@@ -351,6 +407,14 @@ pub struct SdcpPlan {
     pub ais_chains: usize,
     /// MNIST: linear AIS steps of the monitor [default: the paper's 10,000].
     pub ais_steps: usize,
+    /// MNIST: steps of the final bracket, the standard schedule's shape (0: the standard
+    /// 14,500-step schedule) [default: 0].
+    pub final_steps: usize,
+    /// MNIST: RAISE chains per test vector of the final bracket [default: 1].
+    pub raise_chains: usize,
+    /// MNIST: RAISE on a seeded random subset of this many test vectors (`None`: all 10,000)
+    /// [default: 1,000].
+    pub raise_vectors: Option<usize>,
     /// MNIST: save every trained model here (`sdcp-mnist-{algo}-lr{η}-t{trial}.safetensors`).
     pub models_dir: Option<PathBuf>,
 }
@@ -369,6 +433,9 @@ impl Default for SdcpPlan {
             data_dir: None,
             ais_chains: 100,
             ais_steps: 10_000,
+            final_steps: 0,
+            raise_chains: 1,
+            raise_vectors: Some(1000),
             models_dir: None,
         }
     }
@@ -396,19 +463,8 @@ impl SdcpPlan {
                 format!("{lr}: must be finite and > 0"),
             ));
         }
-        if let Some(a) = self
-            .algos
-            .iter()
-            .find(|a| !ALGORITHMS.contains(&a.as_str()))
-        {
-            return Err(Error::param(
-                "--algos",
-                format!(
-                    "unknown algorithm `{a}`; expected one of {}",
-                    ALGORITHMS.join(", ")
-                ),
-            ));
-        }
+        // every name parses (the budget only changes what a family name means)
+        contenders(&self.algos, 1, 1, 1)?;
         if self.mnist {
             if self.ais_chains == 0 || self.ais_steps == 0 {
                 return Err(Error::param(
@@ -416,6 +472,13 @@ impl SdcpPlan {
                     "must be at least 1",
                 ));
             }
+            if self.raise_chains == 0 || self.raise_vectors == Some(0) {
+                return Err(Error::param(
+                    "--raise-chains/--raise-vectors",
+                    "must be at least 1",
+                ));
+            }
+            self.final_schedule()?;
             if self.data_dir.is_none() {
                 return Err(Error::param(
                     "--data-dir",
@@ -438,13 +501,13 @@ impl SdcpPlan {
         k: usize,
         d: usize,
         k_inner: usize,
-    ) -> Experiment {
+    ) -> boltzkit::Result<Experiment> {
         let names: Vec<String> = if self.algos.is_empty() {
             algos.iter().map(|s| s.to_string()).collect()
         } else {
             self.algos.clone()
         };
-        Experiment {
+        Ok(Experiment {
             epochs: self.epochs.unwrap_or(epochs),
             trials: self.trials.unwrap_or(trials),
             lrs: if self.lrs.is_empty() {
@@ -452,8 +515,17 @@ impl SdcpPlan {
             } else {
                 self.lrs.clone()
             },
-            algos: contenders(&names, k, d, k_inner),
+            algos: contenders(&names, k, d, k_inner)?,
             eval_every: self.eval_every.unwrap_or(eval_every),
+        })
+    }
+
+    /// The schedule of the final bracket.
+    fn final_schedule(&self) -> boltzkit::Result<AisSchedule> {
+        if self.final_steps == 0 {
+            Ok(AisSchedule::standard())
+        } else {
+            AisSchedule::standard_shaped(self.final_steps)
         }
     }
 
@@ -492,7 +564,7 @@ pub struct FinalAtll {
 #[derive(Debug, Clone, Serialize)]
 pub struct MnistFinal {
     /// Algorithm name.
-    pub algo: &'static str,
+    pub algo: String,
     /// Learning rate.
     pub lr: f32,
     /// Trial (0-based).
@@ -503,18 +575,17 @@ pub struct MnistFinal {
     pub train_s: f64,
     /// Why training stopped.
     pub stop: String,
-    /// Test ATLL with ln Ẑ by forward AIS (standard schedule).
+    /// Test ATLL with ln Ẑ by forward AIS (the final schedule): the bracket's upper end.
     pub test_ll_ais: f64,
     /// Forward AIS ln Ẑ.
     pub log_z_ais: f64,
-    /// Its standard error.
+    /// Its standard error (also that of `test_ll_ais`).
     pub log_z_ais_se: f64,
-    /// Test ATLL with ln Ẑ by reverse AIS from test rows.
-    pub test_ll_reverse_ais: f64,
-    /// Reverse AIS ln Ẑ.
-    pub log_z_reverse_ais: f64,
-    /// Its standard error.
-    pub log_z_reverse_ais_se: f64,
+    /// The whole bracket [RAISE, forward AIS] of the test ATLL ([`Bracket`]: both ends with
+    /// their standard errors, the steps, the vectors RAISE scored, the diagnosis).
+    pub bracket: Bracket,
+    /// The bracket's diagnosis in one plain line.
+    pub diagnosis: String,
 }
 
 /// The curves of one experiment: a cell per (dataset, lr, algorithm), the final table, and the
@@ -592,7 +663,7 @@ fn run_small(
         12,
         3,
         4,
-    );
+    )?;
     let sets: Vec<(&str, Dataset, f64)> = vec![
         (
             "bars-stripes-3x3",
@@ -628,7 +699,7 @@ fn run_small(
                 .full_batch()
                 .learning_rate(exp.lrs[l])
                 .algorithm(exp.algos[a].algorithm)
-                .seed(chain_seed(init_seed, exp.algos[a].name, exp.lrs[l]));
+                .seed(chain_seed(init_seed, &exp.algos[a].name, exp.lrs[l]));
             let out = Trainer::new(rbm0, data, params)?
                 .add_observer(
                     ExactLogLikelihood::new("atll", data.clone()),
@@ -646,7 +717,7 @@ fn run_small(
     for (name, _, _) in &sets {
         for &lr in &exp.lrs {
             for c in &exp.algos {
-                cells.push(cell_stats(name, lr, c.name, &results[at..at + exp.trials]));
+                cells.push(cell_stats(name, lr, &c.name, &results[at..at + exp.trials]));
                 at += exp.trials;
             }
         }
@@ -694,7 +765,7 @@ fn run_mnist(
         24,
         6,
         4,
-    );
+    )?;
     let data_dir = plan
         .data_dir
         .as_deref()
@@ -715,7 +786,7 @@ fn run_mnist(
                     .batch_size(200)
                     .learning_rate(lr)
                     .algorithm(c.algorithm)
-                    .seed(chain_seed(init_seed, c.name, lr));
+                    .seed(chain_seed(init_seed, &c.name, lr));
                 let monitor = AisLogLikelihood::new(
                     "test_atll",
                     test.clone(),
@@ -731,37 +802,32 @@ fn run_mnist(
                     .run()?;
                 progress.finish();
                 let trial = TrialCurve::of(&out, "test_atll");
-                // final estimates: the standard schedule, forward and reverse from test rows
-                let nfe = mean_neg_free_energy(&out.model, &test)?;
-                let schedule = AisSchedule::standard();
-                let fwd = ais_log_partition(
-                    &out.model,
-                    &base_b,
-                    &schedule,
-                    plan.ais_chains,
-                    derive_seed(init_seed, 3),
-                )?;
-                let starts = data_starts(&test, plan.ais_chains, derive_seed(init_seed, 4))?;
-                let rev = reverse_ais_log_partition(
-                    &out.model,
-                    &base_b,
-                    &schedule,
-                    &starts,
-                    derive_seed(init_seed, 5),
-                )?;
+                // the final bracket [RAISE, forward AIS] from the training data's base rates
+                // (forward AIS: the chains of derive_seed(init_seed, 3), as before RAISE came)
+                let params = LogLikParams::new(Method::Bracket)
+                    .schedule(plan.final_schedule()?)
+                    .chains(plan.ais_chains)
+                    .raise_chains(plan.raise_chains)
+                    .raise_vectors(plan.raise_vectors)
+                    .base(base_b.clone())
+                    .seed(derive_seed(init_seed, 3));
+                let LogLikelihood::Bracket(bracket) =
+                    average_log_likelihood(&out.model, &test, &params)?
+                else {
+                    anyhow::bail!("the final estimate of {label} is not a bracket");
+                };
                 let fin = MnistFinal {
-                    algo: c.name,
+                    algo: c.name.clone(),
                     lr,
                     trial: t,
                     epochs: out.record.epochs,
                     train_s: out.record.wall_s,
                     stop: out.record.stop.to_string(),
-                    test_ll_ais: nfe - fwd.log_z,
-                    log_z_ais: fwd.log_z,
-                    log_z_ais_se: fwd.std_err,
-                    test_ll_reverse_ais: nfe - rev.log_z,
-                    log_z_reverse_ais: rev.log_z,
-                    log_z_reverse_ais_se: rev.std_err,
+                    test_ll_ais: bracket.ais.value,
+                    log_z_ais: bracket.log_z.value,
+                    log_z_ais_se: bracket.log_z.stderr,
+                    diagnosis: bracket.diagnosis.to_string(),
+                    bracket,
                 };
                 let fin_text = serde_json::to_value(&fin)?.to_string();
                 progress.note(&format!("{label}: {fin_text}"));
@@ -780,10 +846,14 @@ fn run_mnist(
                 finals.push(fin);
                 runs.push(trial);
             }
-            cells.push(cell_stats("mnist", lr, c.name, &runs));
+            cells.push(cell_stats("mnist", lr, &c.name, &runs));
         }
     }
-    let table = final_table(&cells, None);
+    let table = format!(
+        "{}\n{}",
+        final_table(&cells, None),
+        final_brackets_table(&finals)
+    );
     report.mnist_epochs = Some(exp.epochs);
     report.mnist_trials = Some(exp.trials);
     report.mnist_ais_chains = Some(plan.ais_chains);
@@ -797,9 +867,48 @@ fn run_mnist(
     Ok(())
 }
 
+/// The final brackets of the MNIST runs as Markdown: a row per run with both ends (± one
+/// standard error), the steps, the vectors RAISE scored and the diagnosis.
+pub fn final_brackets_table(finals: &[MnistFinal]) -> String {
+    let mut s = String::from(
+        "| algorithm | η | trial | RAISE (± se) | forward AIS (± se) | steps | RAISE vectors | diagnosis |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for f in finals {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |",
+            f.algo,
+            f.lr,
+            f.trial + 1,
+            bracket_markdown_cells(&f.bracket),
+            f.diagnosis
+        );
+    }
+    s
+}
+
+/// The final brackets of the MNIST runs as CSV, a row per run.
+pub fn final_brackets_csv(finals: &[MnistFinal]) -> String {
+    let mut s = format!("algo,lr,trial,epochs,train_s,{BRACKET_CSV_HEADER}\n");
+    for f in finals {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{:.3},{}",
+            f.algo,
+            f.lr,
+            f.trial + 1,
+            f.epochs,
+            f.train_s,
+            bracket_csv(&f.bracket)
+        );
+    }
+    s
+}
+
 /// The files of one experiment in `dir`: `sdcp-{name}-curves.csv`, `sdcp-{name}-table.md`,
 /// `sdcp-{name}.png`; for the small experiments also `sdcp-small.json` (every cell), for
-/// MNIST `sdcp-mnist-final.json` (the final estimates).
+/// MNIST `sdcp-mnist-final.json` and `sdcp-mnist-final.csv` (the final brackets).
 pub fn write_experiment(dir: &Path, report: &SdcpReport) -> anyhow::Result<()> {
     use boltzkit::io::write_atomic;
     if let Some(small) = &report.small {
@@ -824,6 +933,10 @@ pub fn write_experiment(dir: &Path, report: &SdcpReport) -> anyhow::Result<()> {
             &dir.join("sdcp-mnist-final.json"),
             serde_json::to_string(&finals)?.as_bytes(),
         )?;
+        write_atomic(
+            &dir.join("sdcp-mnist-final.csv"),
+            final_brackets_csv(report.mnist_final.as_deref().unwrap_or(&[])).as_bytes(),
+        )?;
     }
     Ok(())
 }
@@ -843,6 +956,43 @@ impl<'p> Observer<TrainProgress<'p>> for EpochTick<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn algos_in_the_library_notation_and_the_paper_families() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // the small experiment's budget: K = 12, d = 3, K′ = 4
+        let c = contenders(
+            &names(&["csdcp", "cd-12", "sdcp-3-4", "cd-1", "CD", "pt-4"]),
+            12,
+            3,
+            4,
+        )
+        .unwrap();
+        let labels: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
+        // cd-12 is the paper's CD and `CD` repeats it: counted once, labelled `cd`
+        assert_eq!(labels, ["csdcp", "cd", "sdcp", "cd-1", "pt-4"]);
+        assert_eq!(c[0].algorithm, Algorithm::CsDcp { inner: 3, k: 4 });
+        assert_eq!(c[3].algorithm, Algorithm::Cd { k: 1 });
+        // on MNIST's budget the family name means CD-24 and cd-12 is another algorithm
+        let m = contenders(&names(&["cd", "cd-12"]), 24, 6, 4).unwrap();
+        assert_eq!(m[0].algorithm, Algorithm::Cd { k: 24 });
+        assert_eq!(m[1].name, "cd-12");
+        for bad in ["cdx", "cd-0", "sdcp-3", ""] {
+            let e = contenders(&names(&[bad]), 12, 3, 4)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("--algos") && e.contains("csdcp-D-K"),
+                "{bad}: {e}"
+            );
+        }
+        let plan = SdcpPlan {
+            small: true,
+            algos: names(&["cd", "bogus-1"]),
+            ..SdcpPlan::default()
+        };
+        assert!(plan.check().is_err());
+    }
 
     #[test]
     fn mean_sd_handles_short_curves() {

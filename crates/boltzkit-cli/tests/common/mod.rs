@@ -50,3 +50,27 @@ pub fn bars_and_stripes(dir: &Path) -> String {
     std::fs::write(&p, rows.join("\n") + "\n").unwrap();
     p
 }
+
+/// The bracket columns of a CSV row: (RAISE, its se, forward AIS, its se, verdict), checked:
+/// the ends are ordered within 3 standard errors of their difference unless the verdict says
+/// the bracket is inverted.
+pub fn bracket_of(header: &str, line: &str) -> (f64, f64, f64, f64, String) {
+    let names: Vec<&str> = header.split(',').collect();
+    let fields: Vec<&str> = line.split(',').collect();
+    let get = |name: &str| fields[names.iter().position(|n| *n == name).unwrap()];
+    let num = |name: &str| get(name).parse::<f64>().unwrap();
+    let b = (
+        num("raise"),
+        num("raise_se"),
+        num("ais"),
+        num("ais_se"),
+        get("verdict").to_string(),
+    );
+    let ordered = b.0 <= b.2 + 3.0 * b.1.hypot(b.3);
+    assert!(
+        ["consistent", "wide", "inverted"].contains(&b.4.as_str()),
+        "{line}"
+    );
+    assert_eq!(ordered, b.4 != "inverted", "{line}");
+    b
+}

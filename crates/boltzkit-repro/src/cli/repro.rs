@@ -87,12 +87,16 @@ pub enum Paper<C: Args> {
         --eval-every epochs (Figs. 1-2). --mnist: binarized MNIST (--data-dir), 500 hidden, \
         batch 200, CD-24, CG (K = 24), S-DCP and CS-DCP (d = 6, K′ = 4), η = 0.01, test ATLL \
         by AIS (--ais-chains, --ais-steps linear steps) every --eval-every epochs and at the \
-        end by AIS on the standard schedule beside reverse AIS (Fig. 3). Every trial starts \
+        end the bracket [RAISE, forward AIS] on the standard schedule (--final-steps, RAISE on \
+        --raise-vectors test vectors) with each end's standard error and a one-line \
+        diagnosis (Fig. 3). --algos takes the library's notation (cd-12, sdcp-3-4, csdcp-6-4); \
+        the family names cd, pcd, cg, sdcp, csdcp mean the paper's budget. Every trial starts \
         all algorithms from the same initial model. Prints the final-ATLL table (mean ± sd \
         over trials, the epoch at which the mean reaches 90% of its rise); -o DIR writes the \
         mean ± sd curves (CSV, PNG), the table and, for MNIST, the models.\n\n\
         Examples:\n  boltzkit repro sdcp --small --epochs 3000 -o sdcp-out\n  \
-        boltzkit repro sdcp --mnist --epochs 20 --trials 1 --algos cd,csdcp -o sdcp-mnist"
+        boltzkit repro sdcp --small --algos cd-12,sdcp-3-4,csdcp-3-4 -o sdcp-out\n  \
+        boltzkit repro sdcp --mnist --epochs 20 --trials 1 --algos cd-24,csdcp-6-4 -o sdcp-mnist"
     )]
     Sdcp {
         #[command(flatten)]
@@ -108,8 +112,13 @@ pub enum Paper<C: Args> {
         training images held out for validation), Frank-Wolfe grows an RBM to --max-units with \
         an AIS test log-likelihood and the train/validation gap every --eval-every units; at \
         each of --sizes, CD-k from --restarts random starts (best on validation) and CD-k \
-        started from the FW model are trained and scored by AIS, and a logistic regression on \
-        E[h | v] gives the test error. Writes CSV and JSON into -o DIR.\n\n\
+        started from the FW model are trained and scored, and a logistic regression on \
+        E[h | v] gives the test error. Scores: with --eval bracket (the default) the test \
+        log-likelihood is the interval [RAISE, forward AIS] (RAISE on --raise-vectors test \
+        vectors) with each end's standard error and a one-line diagnosis, and at each size \
+        the brackets of FW-initialized CD and the best random start are compared (disjoint or \
+        not); the selection on validation reads forward AIS. Writes CSV, Markdown and JSON \
+        into -o DIR.\n\n\
         Examples:\n  boltzkit repro frank-wolfe --datasets caltech -o fw-out\n  \
         boltzkit repro frank-wolfe --max-units 100 --sizes 50,100 --epochs 20 --ais-steps 1000"
     )]
@@ -276,9 +285,12 @@ pub struct SdcpFlags {
     /// Learning rates, comma-separated [default: 0.3,0.5 (small) or 0.01 (MNIST)]
     #[arg(long, value_name = "X", value_delimiter = ',')]
     pub lr: Vec<f32>,
-    /// Algorithms, comma-separated [default: all five (small) or cd,cg,sdcp,csdcp (MNIST)]
-    #[arg(long, value_name = "NAME", value_delimiter = ',',
-          value_parser = sdcp::ALGORITHMS)]
+    /// Algorithms, comma-separated, in the library's notation: cd-K, pcd-K, cg-K, sdcp-D-K,
+    /// csdcp-D-K (also popcd-K, pt-M; the notation of rbm fit --algo); the family names cd,
+    /// pcd, cg, sdcp, csdcp mean the paper's budget of each experiment (cd-12, pcd-12, cg-12,
+    /// sdcp-3-4, csdcp-3-4 on --small; cd-24, pcd-24, cg-24, sdcp-6-4, csdcp-6-4 on --mnist)
+    /// [default: all five (small) or cd,cg,sdcp,csdcp (MNIST)]
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub algos: Vec<String>,
     /// ATLL every N epochs [default: 10 (small) or 10 (MNIST)]
     #[arg(long, value_name = "N")]
@@ -294,6 +306,16 @@ pub struct SdcpFlags {
     /// MNIST: linear AIS steps of the monitor (the paper: 10,000)
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub ais_steps: usize,
+    /// MNIST: steps of the final bracket [RAISE, forward AIS], the standard schedule's shape;
+    /// 0: the standard 14,500-step schedule
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub final_steps: usize,
+    /// MNIST: RAISE chains per test vector of the final bracket
+    #[arg(long, value_name = "M", default_value_t = 1)]
+    pub raise_chains: usize,
+    /// MNIST: RAISE on a seeded random subset of N test vectors (0: all 10,000)
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub raise_vectors: usize,
     /// Directory for the curves (CSV, PNG), the final table and (MNIST) the models
     #[arg(short, long, value_name = "DIR")]
     pub output: Option<PathBuf>,
@@ -374,9 +396,22 @@ pub struct FwFlags {
     /// AIS chains (the paper: 500)
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub ais_chains: usize,
-    /// AIS steps, linear schedule; 0: the standard 14,500-step schedule (the paper's)
+    /// AIS steps, linear schedule; 0: the standard 14,500-step schedule (the paper's); RAISE
+    /// walks the same schedule
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub ais_steps: usize,
+    /// The test log-likelihood of the FW curve and of every model scored: forward AIS alone,
+    /// or the bracket [RAISE, forward AIS] with each end's standard error and a diagnosis
+    /// (and, at each size, whether the brackets of FW-initialized CD and the best random start
+    /// are disjoint)
+    #[arg(long, value_enum, default_value_t = TestEval::Bracket)]
+    pub eval: TestEval,
+    /// RAISE chains per test vector (--eval bracket)
+    #[arg(long, value_name = "M", default_value_t = 1)]
+    pub raise_chains: usize,
+    /// RAISE on a seeded random subset of N test vectors (0: all; --eval bracket)
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub raise_vectors: usize,
     /// Skip the classification (Figure 2)
     #[arg(long)]
     pub no_classify: bool,
@@ -386,6 +421,20 @@ pub struct FwFlags {
     /// Output directory (CSV, JSON)
     #[arg(short, long, value_name = "DIR", default_value = "fw-repro")]
     pub output: PathBuf,
+}
+
+/// The test log-likelihood of `repro frank-wolfe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TestEval {
+    /// Forward AIS (optimistic in expectation)
+    Ais,
+    /// The bracket [RAISE, forward AIS] with its diagnosis
+    Bracket,
+}
+
+/// `Some(n)`, or `None` (all) for 0.
+fn subset(n: usize) -> Option<usize> {
+    (n > 0).then_some(n)
 }
 
 /// A paper's own flags, split from the common ones by [`Paper::split`].
@@ -608,6 +657,9 @@ impl SdcpFlags {
             data_dir: None,
             ais_chains: self.ais_chains,
             ais_steps: self.ais_steps,
+            final_steps: self.final_steps,
+            raise_chains: self.raise_chains,
+            raise_vectors: subset(self.raise_vectors),
             models_dir: self.output.clone(),
         };
         if self.mnist {
@@ -664,6 +716,12 @@ impl FwFlags {
             eval_every: self.eval_every,
             ais_chains: self.ais_chains,
             ais_steps: self.ais_steps,
+            test_method: match self.eval {
+                TestEval::Ais => boltzkit::estimate::Method::Ais,
+                TestEval::Bracket => boltzkit::estimate::Method::Bracket,
+            },
+            raise_chains: self.raise_chains,
+            raise_vectors: subset(self.raise_vectors),
             classify: !self.no_classify,
             output: self.output.clone(),
         };

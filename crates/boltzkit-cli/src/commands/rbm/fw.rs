@@ -3,11 +3,12 @@
 use super::{load_binary, load_optional, FitArgs};
 use crate::args::{renamed, CommonArgs};
 use crate::exit::UsageError;
-use crate::fw_run::{self, ais_schedule, AisTest};
+use crate::fw_run::{self, ais_schedule, TestLogLikelihood};
 use crate::guard;
 use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::data::{write_npy_f64, Binarize, Dataset};
+use boltzkit::estimate::Method;
 use boltzkit::rbm::exact;
 use boltzkit::rbm::features::hidden_features;
 use boltzkit::rbm::file::load_rbm;
@@ -194,12 +195,11 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
             ),
     )?;
     let ais = match test {
-        Some(t) => Some(AisTest {
-            data: t,
-            chains: f.ais_chains,
-            schedule: ais_schedule(f.ais_steps)?,
-            seed: derive_seed(seed, 3),
-        }),
+        Some(t) => Some(
+            TestLogLikelihood::new(t, Method::Ais, derive_seed(seed, 3))?
+                .chains(f.ais_chains)
+                .schedule(ais_schedule(f.ais_steps)?),
+        ),
         None => None,
     };
     let mut fw = match &a.model {

@@ -13,6 +13,7 @@
 //! | [`subproblem`] | the linear subproblem Eq. 9 and its gradient over 0/1 rows ([`Subproblem`]) |
 //! | [`sampler`] | [`FwSampler`]: persistent Gibbs chains, or Metropolis-Hastings for fractional RBMs (Sec. 3.3) |
 //! | [`learner`] | [`FwParams`] → [`FrankWolfe`] (Algorithm 1, Eq. 10, away steps, size selection) → [`FwFit`] |
+//! | [`test_ll`] | [`TestLogLikelihood`]: the test log-likelihood (forward AIS or the bracket) at every size evaluation |
 //! | [`file`](mod@file) | model files: standard RBMs as `boltzkit/rbm/v1`, fractional ones as [`file::FW_FORMAT`] |
 //!
 //! Model files: a standard FW model is saved as the RBM it equals, `W[:, i] = w_i[..n_visible]`,
@@ -25,6 +26,7 @@ pub mod learner;
 pub mod model;
 pub mod sampler;
 pub mod subproblem;
+pub mod test_ll;
 
 #[cfg(test)]
 mod tests;
@@ -36,3 +38,4 @@ pub use learner::{
 pub use model::FwModel;
 pub use sampler::FwSampler;
 pub use subproblem::{BinaryRows, Subproblem};
+pub use test_ll::TestLogLikelihood;
