@@ -287,8 +287,10 @@ pub fn fit_frank_wolfe(
     threads: Option<usize>,
 ) -> PyResult<FwFitResult> {
     let data = convert::dataset(&x, Cards::Binary)?;
-    let valid = valid
-        .map(|v| convert::dataset(&v, Cards::Binary))
+    // `valid` (the numpy borrow) lives to the end of the call, as its dataset must
+    let valid_data = valid
+        .as_ref()
+        .map(|v| convert::dataset(v, Cards::Binary))
         .transpose()?;
     let params = FwParams::new()
         .max_units(max_units)
@@ -332,8 +334,8 @@ pub fn fit_frank_wolfe(
             run = run.observe(hook);
         }
         match &start {
-            Some(rbm) => learner.fit_from(rbm, &data, valid.as_ref(), run),
-            None => learner.fit_validated(&data, valid.as_ref(), run),
+            Some(rbm) => learner.fit_from(rbm, &data, valid_data.as_ref(), run),
+            None => learner.fit_validated(&data, valid_data.as_ref(), run),
         }
     };
     let (fit, signal) = run::interruptible(py, threads, &flag, work)?;

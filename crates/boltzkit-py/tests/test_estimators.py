@@ -180,6 +180,11 @@ def test_fsll_multivalued_and_kl():
     "bad, pattern",
     [
         (lambda X: np.where(np.arange(12) == 5, 2, X), r"X\[0, 5\] = 2: expected 0 or 1"),
+        # uint8: the library's check (the fits'), the cell named as everywhere else
+        (
+            lambda X: np.where(np.arange(12) == 7, 3, X).astype(np.uint8),
+            r"X\[0, 7\] = 3: expected 0 or 1",
+        ),
         (lambda X: X.astype(float) * 0.5, r"X\[\d+, \d+\] = 0.5: expected 0 or 1"),
         (lambda X: np.where(np.arange(12) == 3, np.nan, X), r"X\[0, 3\] is nan"),
         (lambda X: X[0], "2-D array"),

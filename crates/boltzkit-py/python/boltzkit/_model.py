@@ -22,8 +22,9 @@ class ModelMixin:
 
     _max_value = 1
 
-    def _check_X(self, X, *, reset=False):
-        """``X`` as a ``uint8`` state matrix; after ``fit``, of the fitted width."""
+    def _check_X(self, X, *, reset=False, deferred=False):
+        """``X`` as a ``uint8`` state matrix; after ``fit``, of the fitted width.
+        ``deferred``: see :func:`check_states` (fits only)."""
         n = None if reset else getattr(self, "n_features_in_", None)
         binarize = getattr(self, "binarize", None)
         return check_states(
@@ -32,6 +33,7 @@ class ModelMixin:
             binarize=binarize,
             n_features=n,
             owner=type(self).__name__,
+            deferred=deferred,
         )
 
     def _threads(self):
