@@ -11,6 +11,7 @@ use crate::error::IntoPyResult;
 use crate::run;
 use boltzkit::data::Dataset;
 use boltzkit::estimate::Method;
+use boltzkit::fit::Interrupt;
 use boltzkit::io::load_tensors;
 use boltzkit::model::{AisOptions, AnyModel, ExactTask, LogPartition, Metadata, Model, Sampling};
 use boltzkit::rbm::ais::AisSchedule;
@@ -77,6 +78,7 @@ pub fn log_partition_method(
             chains: ais_chains,
             seed,
             base_b: None,
+            interrupt: None,
         }))
     };
     match method {
@@ -87,6 +89,17 @@ pub fn log_partition_method(
         other => Err(PyValueError::new_err(format!(
             "method must be 'auto', 'exact' or 'ais', got {other:?}"
         ))),
+    }
+}
+
+/// `how` with AIS stopped by `flag` (Ctrl-C); the other methods as they are.
+fn stopped_by(how: &LogPartition, flag: &Interrupt) -> LogPartition {
+    match how {
+        LogPartition::Ais(o) => LogPartition::Ais(AisOptions {
+            interrupt: Some(flag.clone()),
+            ..o.clone()
+        }),
+        other => other.clone(),
     }
 }
 
@@ -230,12 +243,10 @@ impl NativeModel {
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
         let data = self.data(&x)?;
         let how = log_partition_method(method, self.affordable(), ais_chains, ais_steps, seed)?;
-        let (lp, est) = run::released(
-            py,
-            threads,
-            || with_model!(&self.model, m => Model::log_probs(m, &data, &how)),
-        )?
-        .py()?;
+        let (lp, est) = run::estimate(py, threads, |flag| {
+            let how = stopped_by(&how, flag);
+            with_model!(&self.model, m => Model::log_probs(m, &data, &how))
+        })?;
         Ok((PyArray1::from_vec(py, lp), convert::estimate(py, &est)?))
     }
 
@@ -251,12 +262,10 @@ impl NativeModel {
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let how = log_partition_method(method, self.affordable(), ais_chains, ais_steps, seed)?;
-        let est = run::released(
-            py,
-            threads,
-            || with_model!(&self.model, m => Model::log_partition(m, &how)),
-        )?
-        .py()?;
+        let est = run::estimate(py, threads, |flag| {
+            let how = stopped_by(&how, flag);
+            with_model!(&self.model, m => Model::log_partition(m, &how))
+        })?;
         convert::estimate(py, &est)
     }
 
@@ -296,8 +305,9 @@ impl NativeModel {
                 .chains(ais_chains)
                 .raise_vectors(raise_vectors)
                 .seed(seed);
-            let ll = run::released(py, threads, || average_log_likelihood(&rbm, &data, &params))?
-                .py()?;
+            let ll = run::estimate(py, threads, |flag| {
+                average_log_likelihood(&rbm, &data, &params.clone().interrupt(flag.clone()))
+            })?;
             let log_z = ll.log_z().map(|e| convert::estimate(py, &e)).transpose()?;
             return Ok((
                 convert::estimate(py, &ll.lower())?,
@@ -306,12 +316,10 @@ impl NativeModel {
             ));
         }
         let how = log_partition_method(method, self.affordable(), ais_chains, ais_steps, seed)?;
-        let ll = run::released(
-            py,
-            threads,
-            || with_model!(&self.model, m => Model::log_likelihood(m, &data, &how)),
-        )?
-        .py()?;
+        let ll = run::estimate(py, threads, |flag| {
+            let how = stopped_by(&how, flag);
+            with_model!(&self.model, m => Model::log_likelihood(m, &data, &how))
+        })?;
         let e = convert::estimate(py, &ll)?;
         Ok((e.clone(), e, None))
     }
