@@ -14,6 +14,7 @@ use boltzkit::estimate::Method;
 use boltzkit::fit::Interrupt;
 use boltzkit::io::load_tensors;
 use boltzkit::model::{AisOptions, AnyModel, ExactTask, LogPartition, Metadata, Model, Sampling};
+use boltzkit::provenance::DataFile;
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
 use boltzkit::rbm::frank_wolfe::file::save_fw_model;
@@ -459,9 +460,19 @@ impl NativeModel {
         }
     }
 
-    /// Writes the model file (the CLI's format) with the model's metadata.
-    fn save(&self, path: PathBuf) -> PyResult<()> {
-        self.write(&path, &self.metadata).py()
+    /// Writes the model file (the CLI's format) with the model's metadata; `data_file`, the
+    /// file the training data was read from, adds `data_file` and `data_sha256` as the CLI
+    /// records them.
+    #[pyo3(signature = (path, data_file=None))]
+    fn save(&self, path: PathBuf, data_file: Option<PathBuf>) -> PyResult<()> {
+        match data_file {
+            None => self.write(&path, &self.metadata).py(),
+            Some(d) => {
+                let mut meta = self.metadata.clone();
+                DataFile::of(&d).py()?.record(&mut meta);
+                self.write(&path, &meta).py()
+            }
+        }
     }
 
     /// The bytes of the model file (what `save` writes).

@@ -76,6 +76,9 @@ def test_fit_score_sample_roundtrip(est, binary_data, tmp_path):
     assert_same_file(path, path2)
 
     clone = pickle.loads(pickle.dumps(est))
+    path3 = tmp_path / "m3.safetensors"
+    clone.save(path3)
+    assert_same_file(path, path3)
     assert_same_bits(est, clone)
     assert_same_scores(est, clone.score_samples(X), lp)
     assert clone.get_params() == est.get_params()

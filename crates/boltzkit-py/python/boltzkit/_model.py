@@ -173,10 +173,29 @@ class ModelMixin:
 
     # -- files ----------------------------------------------------------------------------
 
-    def save(self, path):
-        """Writes the model file (safetensors, the format the CLI writes and reads)."""
+    def save(self, path, data_file=None):
+        """Writes the model file: the bytes the CLI writes for the same fit.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write the model (safetensors, the format the CLI writes and reads).
+        data_file : str or path-like, optional
+            The file the training data was read from (e.g. with :func:`boltzkit.read_dataset`).
+            The model file then records its path, as given, and the SHA-256 of its bytes
+            (``data_file``, ``data_sha256``), as the CLI's ``--data`` does; without it those
+            two entries are absent. Every other entry is the CLI's for the same settings and
+            seed (RBM, FrankWolfeRBM, FVBM), but for a warm start (``partial_fit``, ``init=``)
+            the settings' ``init_model`` reads ``"(a model in memory)"`` where the CLI records
+            its ``--model`` path. An FSLL file's ``record`` differs: the CLI's holds its run
+            figures (KL to the data, timings), a Python fit's the learner's record.
+
+        Returns
+        -------
+        self
+        """
         check_fitted(self)
-        self.model_.save(os.fspath(path))
+        self.model_.save(os.fspath(path), None if data_file is None else os.fspath(data_file))
         return self
 
     @property

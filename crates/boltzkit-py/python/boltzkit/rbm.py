@@ -256,6 +256,7 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
                 int(self.eval_every),
                 hook,
                 self._threads(),
+                None if self.binarize is None else float(self.binarize),
             ),
             lambda: self._check_X(X, reset=reset),
         )
@@ -450,6 +451,7 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
                 None,
                 hook,
                 self._threads(),
+                None if self.binarize is None else float(self.binarize),
             ),
             lambda: self._check_X(X, reset=True),
             lambda: valid is not None and check_valid(),
