@@ -53,6 +53,9 @@ class ModelMixin:
     def score_samples(self, X, method="auto", ais_chains=100, ais_steps=None, random_state=0):
         """Log-likelihood ``ln p(x)`` of each row, in nats.
 
+        An AIS or RAISE estimate can take minutes; Ctrl-C stops it within a second and
+        raises ``KeyboardInterrupt`` (an interrupted estimate returns no figure).
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -100,6 +103,9 @@ class ModelMixin:
     ):
         """The average log-likelihood of ``X`` with its uncertainty.
 
+        An AIS or RAISE estimate can take minutes; Ctrl-C stops it within a second and
+        raises ``KeyboardInterrupt`` (an interrupted estimate returns no figure).
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -132,6 +138,9 @@ class ModelMixin:
 
     def log_partition(self, method="auto", ais_chains=100, ais_steps=None, random_state=0):
         """``ln Z`` with its standard error and interval.
+
+        An AIS or RAISE estimate can take minutes; Ctrl-C stops it within a second and
+        raises ``KeyboardInterrupt`` (an interrupted estimate returns no figure).
 
         Parameters
         ----------
