@@ -206,6 +206,19 @@ def test_bad_input_is_one_clear_line_and_changes_nothing(binary_data, bad, patte
     assert vars(rbm).keys() == before[2].keys()
 
 
+def test_refused_uint8_input_changes_nothing(binary_data):
+    """uint8 input goes unchecked to the library, whose check refuses it: the estimator is
+    left as it was, fitted or not."""
+    bad = binary_data.copy()
+    bad[4, 2] = 5
+    for est in (boltzkit.RBM(n_hidden=3, random_state=0), boltzkit.FVBM()):
+        for call in (est.fit, getattr(est, "partial_fit", est.fit)):
+            before = dict(vars(est))
+            with pytest.raises(ValueError, match=r"X\[4, 2\] = 5: expected 0 or 1"):
+                call(bad)
+            assert vars(est).keys() == before.keys()
+
+
 def test_wrong_width_after_fit(binary_data):
     rbm = boltzkit.RBM(n_hidden=3, n_epochs=2, random_state=0).fit(binary_data)
     for call in (rbm.transform, rbm.score_samples, rbm.gibbs):

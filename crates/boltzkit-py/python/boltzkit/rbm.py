@@ -229,11 +229,16 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         self._check_params()
         fitted = getattr(self, "model_", None) is not None
         X = self._check_X(X, reset=not fitted, deferred=True)
-        if not fitted:
-            self.seed_ = seed_from(self.random_state)
-            self.n_partial_fits_ = 0
-        seed = (self.seed_ + 0x9E3779B97F4A7C15 * (self.n_partial_fits_ + 1)) % 2**64
-        self._train(X, seed, init=self.model_ if fitted else None, n_epochs=1, reset=not fitted)
+        base = self.seed_ if fitted else seed_from(self.random_state)
+        done = self.n_partial_fits_ if fitted else 0
+        seed = (base + 0x9E3779B97F4A7C15 * (done + 1)) % 2**64
+        try:
+            self._train(X, seed, init=self.model_ if fitted else None, n_epochs=1, reset=not fitted)
+        finally:
+            # a first call that got a model (finished, or Ctrl-C) starts the count; a refused
+            # one (bad X, checked by the library) leaves the estimator as it was
+            if not fitted and getattr(self, "model_", None) is not None:
+                self.seed_, self.n_partial_fits_ = base, 0
         self.n_partial_fits_ += 1
         return self
 
