@@ -14,7 +14,6 @@
 
 use crate::args::CommonArgs;
 use anyhow::Context;
-pub use boltzkit_repro::cli::f32_value;
 use boltzkit_repro::cli::Outcome;
 use serde::Serialize;
 use serde_json::Value;
@@ -234,9 +233,9 @@ mod tests {
 
     #[test]
     fn f32_settings_print_as_typed_and_errors_as_json() {
-        assert_eq!(f32_value(0.02).to_string(), "0.02");
-        assert_eq!(f32_value(-0.1).to_string(), "-0.1");
-        assert!(f32_value(f32::NAN).is_null());
+        assert_eq!(boltzkit_repro::cli::f32_value(0.02).to_string(), "0.02");
+        assert_eq!(boltzkit_repro::cli::f32_value(-0.1).to_string(), "-0.1");
+        assert!(boltzkit_repro::cli::f32_value(f32::NAN).is_null());
         let v: Value = serde_json::from_str(&json_error("no \"file\"", 2)).unwrap();
         assert_eq!(v["error"], "no \"file\"");
         assert_eq!(v["exit_code"], 2);

@@ -1,17 +1,19 @@
 //! numpy arrays in and out: data matrices become [`Dataset`]s, results become arrays.
 //!
 //! The Python layer (`boltzkit._validation`) has already turned any accepted input (bool,
-//! uint8, int*, float32/64) into a C-contiguous `uint8` matrix and checked its values, naming
-//! the row and column at fault; here the matrix is read as one slice (no per-element
-//! conversion) and copied once into the library's owned [`Dataset`].
+//! int*, float32/64) into a C-contiguous `uint8` matrix; a C-contiguous `uint8` matrix is
+//! passed as it is. Here the matrix becomes a [`Dataset`] read in place, without a copy
+//! ([`Dataset::from_shared_view`]), whose constructor checks the values: the one check on
+//! the way into a fit.
 
 use crate::error::IntoPyResult;
-use boltzkit::data::Dataset;
+use boltzkit::data::{inferred_cardinalities, Dataset};
 use boltzkit::estimate::Estimate;
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::sync::Arc;
 
 /// How the cardinalities of a dataset are set.
 pub enum Cards {
@@ -23,26 +25,35 @@ pub enum Cards {
     Given(Vec<u32>),
 }
 
-/// A dataset from a C-contiguous `uint8` matrix.
+/// A dataset reading a C-contiguous `uint8` matrix in place, its values checked by the
+/// library.
+///
+/// The dataset holds a reference to the array object (so its buffer stays allocated) and
+/// views its buffer. The caller keeps the dataset, and every clone of it, inside the call
+/// that received `x`: during the call the numpy crate's shared borrow of `x` keeps Rust
+/// code from writing the array, and no dataset outlives the call (none is stored in a
+/// returned object), which is the contract of [`Dataset::from_shared_view`]. (Python code
+/// of another thread writing the array while the GIL is released is outside any extension's
+/// control, as for every numpy extension that releases the GIL.)
 pub fn dataset(x: &PyReadonlyArray2<'_, u8>, cards: Cards) -> PyResult<Dataset> {
-    let shape = x.shape();
-    let (rows, cols) = (shape[0], shape[1]);
-    let values = x.as_slice().map_err(|_| {
-        PyValueError::new_err("X must be C-contiguous (internal: validation should ensure it)")
-    })?;
-    if cols == 0 {
+    if !x.is_c_contiguous() {
+        return Err(PyValueError::new_err(
+            "X must be C-contiguous (internal: validation should ensure it)",
+        ));
+    }
+    if x.shape()[1] == 0 {
         return Err(PyValueError::new_err("X has no columns"));
     }
-    let values = values.to_vec();
-    match cards {
-        Cards::Binary => Dataset::from_flat(values, cols, vec![2; cols]).py(),
-        Cards::Given(c) => Dataset::from_flat(values, cols, c).py(),
-        Cards::Inferred => {
-            let a = ndarray::Array2::from_shape_vec((rows, cols), values)
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
-            Dataset::with_inferred_cardinalities(a).py()
-        }
-    }
+    let view = x.as_array();
+    let cardinalities = match cards {
+        Cards::Binary => vec![2; view.ncols()],
+        Cards::Given(c) => c,
+        Cards::Inferred => inferred_cardinalities(view.view()),
+    };
+    let owner: Arc<dyn Send + Sync> = Arc::new(x.as_unbound().clone_ref(x.py()));
+    // SAFETY: `owner` keeps the array object, hence its buffer, alive; the buffer is not
+    // written while the dataset lives (see above).
+    unsafe { Dataset::from_shared_view(owner, view, cardinalities) }.py()
 }
 
 /// A `rows × cols` float64 array from row-major values.

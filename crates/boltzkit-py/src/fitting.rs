@@ -16,11 +16,12 @@ use crate::convert::{self, Cards};
 use crate::error::IntoPyResult;
 use crate::model::NativeModel;
 use crate::run;
-use boltzkit::data::Dataset;
+use boltzkit::data::{Binarize, Dataset};
 use boltzkit::fit::{Control, Count, Interrupt, Learner, Run, StopReason};
 use boltzkit::fsll::{self, FsllParams, TransformPath};
 use boltzkit::fvbm::{ga, mle, newton, pcd, Convention, MpleParams};
-use boltzkit::model::{AnyModel, Metadata};
+use boltzkit::model::AnyModel;
+use boltzkit::provenance::{self, FvbmFitSettings, FwFitSettings, RbmFitSettings};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::frank_wolfe::{AlphaRule, CheckedFwParams, FwParams, FwProgress};
 use boltzkit::rbm::train::{
@@ -34,7 +35,6 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// What a fit returns to Python: the model, its record as JSON, and the exception to raise
@@ -108,12 +108,17 @@ fn pending(py: Python<'_>, raised: &Raised, signal: Option<PyErr>) -> Option<Py<
         .map(|e| e.into_value(py).into_any())
 }
 
-/// A map of metadata entries.
-fn metadata(entries: &[(&str, String)]) -> Metadata {
-    entries
-        .iter()
-        .map(|(k, v)| ((*k).to_string(), v.clone()))
-        .collect()
+/// What a model file records as the starting model of a warm start from Python (the CLI
+/// records the path of its `--model` file; a Python model has none).
+const IN_MEMORY: &str = "(a model in memory)";
+
+/// The gap tolerance the CLI records for an RBM fit without early stopping (its
+/// `--gap-tol` default): the Python RBM has no early stopping.
+const CLI_GAP_TOL: f64 = 5.0;
+
+/// The binarization Python applied before the fit (`binarize=T`), as the file records it.
+fn binarization(threshold: Option<f64>) -> Binarize {
+    threshold.map_or(Binarize::None, Binarize::Threshold)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,7 +143,7 @@ fn start_rbm(init: &NativeModel) -> PyResult<Rbm> {
 #[pyfunction]
 #[pyo3(signature = (x, n_hidden, algo, learning_rate, learning_rate_end, n_epochs, batch_size,
     momentum, weight_decay, seed, init=None, monitor="none", eval_every=1, callback=None,
-    threads=None))]
+    threads=None, binarize=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_rbm(
     py: Python<'_>,
@@ -157,6 +162,7 @@ pub fn fit_rbm(
     eval_every: usize,
     callback: Option<Py<PyAny>>,
     threads: Option<usize>,
+    binarize: Option<f64>,
 ) -> PyResult<FitResult> {
     let data = convert::dataset(&x, Cards::Binary)?;
     let algorithm: Algorithm = algo.parse().py()?;
@@ -230,18 +236,22 @@ pub fn fit_rbm(
     let (outcome, signal) = run::interruptible(py, threads, &flag, work)?;
     let outcome = outcome.py()?;
     let rec = &outcome.record;
-    let settings = json!({
-        "algo": algorithm.name(), "hidden": outcome.model.n_hidden(), "epochs": n_epochs,
-        "lr": learning_rate, "lr_end": learning_rate_end, "batch_size": batch_size,
-        "momentum": momentum, "weight_decay": weight_decay, "init_model": init.is_some(),
-    });
-    let meta = metadata(&[
-        ("algorithm", algorithm.name().to_string()),
-        ("settings", settings.to_string()),
-        ("seed", seed.to_string()),
-        ("epochs_done", rec.epochs.to_string()),
-        ("stop_reason", rec.stop.to_string()),
-    ]);
+    let settings = RbmFitSettings {
+        algorithm,
+        hidden: outcome.model.n_hidden(),
+        epochs: n_epochs,
+        lr: learning_rate,
+        lr_end: learning_rate_end,
+        batch_size,
+        momentum,
+        weight_decay,
+        valid: None,
+        early_stop: false,
+        gap_tol: CLI_GAP_TOL,
+        binarize: binarization(binarize),
+        init_model: init.as_ref().map(|_| IN_MEMORY.to_string()),
+    };
+    let meta = provenance::rbm_fit(&settings, seed, rec.epochs, &rec.stop, None);
     let mut record = serde_json::to_value(rec).unwrap_or_default();
     record["stop_reason"] = json!(rec.stop.to_string());
     let model = NativeModel::new(AnyModel::Rbm(outcome.model), outcome.record.offsets, meta);
@@ -258,7 +268,7 @@ pub fn fit_rbm(
 #[pyo3(signature = (x, max_units, lambda_, bias_learning_rate, n_chains, gibbs_steps,
     lbfgs_iterations, lbfgs_tol, subproblem_starts, bias_steps, bias_tol, away_steps,
     free_alpha, eval_every, early_stop, gap_tol, fall_tol, fall_patience, seed, valid=None,
-    init=None, callback=None, threads=None))]
+    init=None, callback=None, threads=None, binarize=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_frank_wolfe(
     py: Python<'_>,
@@ -285,10 +295,13 @@ pub fn fit_frank_wolfe(
     init: Option<PyRef<'_, NativeModel>>,
     callback: Option<Py<PyAny>>,
     threads: Option<usize>,
+    binarize: Option<f64>,
 ) -> PyResult<FwFitResult> {
     let data = convert::dataset(&x, Cards::Binary)?;
-    let valid = valid
-        .map(|v| convert::dataset(&v, Cards::Binary))
+    // `valid` (the numpy borrow) lives to the end of the call, as its dataset must
+    let valid_data = valid
+        .as_ref()
+        .map(|v| convert::dataset(v, Cards::Binary))
         .transpose()?;
     let params = FwParams::new()
         .max_units(max_units)
@@ -332,33 +345,42 @@ pub fn fit_frank_wolfe(
             run = run.observe(hook);
         }
         match &start {
-            Some(rbm) => learner.fit_from(rbm, &data, valid.as_ref(), run),
-            None => learner.fit_validated(&data, valid.as_ref(), run),
+            Some(rbm) => learner.fit_from(rbm, &data, valid_data.as_ref(), run),
+            None => learner.fit_validated(&data, valid_data.as_ref(), run),
         }
     };
     let (fit, signal) = run::interruptible(py, threads, &flag, work)?;
     let fit = fit.py()?;
     let rec = &fit.record;
-    let settings = json!({
-        "algo": "frank-wolfe", "max_units": max_units, "lambda": lambda_,
-        "bias_lr": bias_learning_rate, "chains": n_chains, "k": gibbs_steps,
-        "fall_tol": fall_tol, "fall_patience": fall_patience,
-        "lbfgs_iters": lbfgs_iterations, "lbfgs_tol": lbfgs_tol, "starts": subproblem_starts,
-        "bias_steps": bias_steps, "bias_tol": bias_tol, "away": away_steps,
-        "free_alpha": free_alpha, "eval_every": eval_every, "early_stop": early_stop,
-        "gap_tol": gap_tol, "init_model": init.is_some(),
-    });
-    let mut entries = vec![
-        ("algorithm", "frank-wolfe".to_string()),
-        ("settings", settings.to_string()),
-        ("seed", seed.to_string()),
-        ("stop_reason", rec.stop.to_string()),
-        ("removed_units", rec.removed.to_string()),
-    ];
-    if let Some(s) = rec.selected_units {
-        entries.push(("selected_units", s.to_string()));
-    }
-    let meta = metadata(&entries);
+    let settings = FwFitSettings {
+        max_units,
+        lambda: lambda_,
+        bias_lr: bias_learning_rate,
+        chains: n_chains,
+        k: gibbs_steps,
+        fall_tol,
+        fall_patience,
+        lbfgs_iters: lbfgs_iterations,
+        lbfgs_tol,
+        starts: subproblem_starts,
+        bias_steps,
+        bias_tol,
+        away: away_steps,
+        free_alpha,
+        eval_every,
+        early_stop,
+        gap_tol,
+        binarize: binarization(binarize),
+        init_model: init.as_ref().map(|_| IN_MEMORY.to_string()),
+    };
+    let meta = provenance::fw_fit(
+        &settings,
+        seed,
+        &rec.stop,
+        rec.removed,
+        rec.selected_units,
+        None,
+    );
     let mut record = serde_json::to_value(rec).unwrap_or_default();
     record["stop_reason"] = json!(rec.stop.to_string());
     let selected = fit
@@ -520,17 +542,29 @@ pub fn fit_fvbm(
     };
     let (out, signal) = run::interruptible(py, threads, &flag, work)?;
     let (model, record) = out.py()?;
-    let settings = json!({"l2": l2, "max_iterations": max_iterations, "tau": mple.tau,
-        "grad_tol": mple.grad_tol, "mu": mu, "learning_rate": learning_rate,
-        "chains": n_chains, "updates": n_updates});
-    let mut entries = vec![
-        ("algorithm", algo.to_string()),
-        ("settings", settings.to_string()),
-    ];
-    if algo == "pcd" {
-        entries.push(("seed", seed.to_string()));
-    }
-    let model = NativeModel::new(AnyModel::Fvbm(model), None, metadata(&entries));
+    let settings = match algo {
+        "mle" => FvbmFitSettings::Mle { l2, max_iterations },
+        "pcd" => FvbmFitSettings::Pcd {
+            learning_rate,
+            chains: n_chains,
+            updates: n_updates,
+            l2,
+        },
+        solver => FvbmFitSettings::Mple {
+            solver: match solver {
+                "bslm" => "bslm",
+                "ga" => "ga",
+                _ => "newton",
+            },
+            tau: mple.tau,
+            grad_tol: mple.grad_tol,
+            l2,
+            mu,
+            max_iterations,
+        },
+    };
+    let meta = provenance::fvbm_fit(&settings, (algo == "pcd").then_some(seed), None);
+    let model = NativeModel::new(AnyModel::Fvbm(model), None, meta);
     Ok((model, record.to_string(), pending(py, &raised, signal)))
 }
 
@@ -593,10 +627,7 @@ pub fn fit_fsll(
     let (fit, signal) = run::interruptible(py, threads, &flag, work)?;
     let fit = fit.py()?;
     let record = serde_json::to_value(&fit.record).unwrap_or_default();
-    let meta: BTreeMap<String, String> = metadata(&[
-        ("algorithm", "fsll-greedy-mdl".to_string()),
-        ("record", record.to_string()),
-    ]);
+    let meta = provenance::fsll_fit(&params, fit.record.path, record.to_string(), None);
     let model = NativeModel::new(AnyModel::Fsll(fit.model), None, meta);
     Ok((model, record.to_string(), pending(py, &raised, signal)))
 }

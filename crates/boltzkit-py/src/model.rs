@@ -11,8 +11,10 @@ use crate::error::IntoPyResult;
 use crate::run;
 use boltzkit::data::Dataset;
 use boltzkit::estimate::Method;
+use boltzkit::fit::Interrupt;
 use boltzkit::io::load_tensors;
 use boltzkit::model::{AisOptions, AnyModel, ExactTask, LogPartition, Metadata, Model, Sampling};
+use boltzkit::provenance::DataFile;
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
 use boltzkit::rbm::frank_wolfe::file::save_fw_model;
@@ -77,6 +79,7 @@ pub fn log_partition_method(
             chains: ais_chains,
             seed,
             base_b: None,
+            interrupt: None,
         }))
     };
     match method {
@@ -87,6 +90,17 @@ pub fn log_partition_method(
         other => Err(PyValueError::new_err(format!(
             "method must be 'auto', 'exact' or 'ais', got {other:?}"
         ))),
+    }
+}
+
+/// `how` with AIS stopped by `flag` (Ctrl-C); the other methods as they are.
+fn stopped_by(how: &LogPartition, flag: &Interrupt) -> LogPartition {
+    match how {
+        LogPartition::Ais(o) => LogPartition::Ais(AisOptions {
+            interrupt: Some(flag.clone()),
+            ..o.clone()
+        }),
+        other => other.clone(),
     }
 }
 
@@ -230,12 +244,10 @@ impl NativeModel {
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
         let data = self.data(&x)?;
         let how = log_partition_method(method, self.affordable(), ais_chains, ais_steps, seed)?;
-        let (lp, est) = run::released(
-            py,
-            threads,
-            || with_model!(&self.model, m => Model::log_probs(m, &data, &how)),
-        )?
-        .py()?;
+        let (lp, est) = run::estimate(py, threads, |flag| {
+            let how = stopped_by(&how, flag);
+            with_model!(&self.model, m => Model::log_probs(m, &data, &how))
+        })?;
         Ok((PyArray1::from_vec(py, lp), convert::estimate(py, &est)?))
     }
 
@@ -251,12 +263,10 @@ impl NativeModel {
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let how = log_partition_method(method, self.affordable(), ais_chains, ais_steps, seed)?;
-        let est = run::released(
-            py,
-            threads,
-            || with_model!(&self.model, m => Model::log_partition(m, &how)),
-        )?
-        .py()?;
+        let est = run::estimate(py, threads, |flag| {
+            let how = stopped_by(&how, flag);
+            with_model!(&self.model, m => Model::log_partition(m, &how))
+        })?;
         convert::estimate(py, &est)
     }
 
@@ -296,8 +306,9 @@ impl NativeModel {
                 .chains(ais_chains)
                 .raise_vectors(raise_vectors)
                 .seed(seed);
-            let ll = run::released(py, threads, || average_log_likelihood(&rbm, &data, &params))?
-                .py()?;
+            let ll = run::estimate(py, threads, |flag| {
+                average_log_likelihood(&rbm, &data, &params.clone().interrupt(flag.clone()))
+            })?;
             let log_z = ll.log_z().map(|e| convert::estimate(py, &e)).transpose()?;
             return Ok((
                 convert::estimate(py, &ll.lower())?,
@@ -306,12 +317,10 @@ impl NativeModel {
             ));
         }
         let how = log_partition_method(method, self.affordable(), ais_chains, ais_steps, seed)?;
-        let ll = run::released(
-            py,
-            threads,
-            || with_model!(&self.model, m => Model::log_likelihood(m, &data, &how)),
-        )?
-        .py()?;
+        let ll = run::estimate(py, threads, |flag| {
+            let how = stopped_by(&how, flag);
+            with_model!(&self.model, m => Model::log_likelihood(m, &data, &how))
+        })?;
         let e = convert::estimate(py, &ll)?;
         Ok((e.clone(), e, None))
     }
@@ -451,9 +460,19 @@ impl NativeModel {
         }
     }
 
-    /// Writes the model file (the CLI's format) with the model's metadata.
-    fn save(&self, path: PathBuf) -> PyResult<()> {
-        self.write(&path, &self.metadata).py()
+    /// Writes the model file (the CLI's format) with the model's metadata; `data_file`, the
+    /// file the training data was read from, adds `data_file` and `data_sha256` as the CLI
+    /// records them.
+    #[pyo3(signature = (path, data_file=None))]
+    fn save(&self, path: PathBuf, data_file: Option<PathBuf>) -> PyResult<()> {
+        match data_file {
+            None => self.write(&path, &self.metadata).py(),
+            Some(d) => {
+                let mut meta = self.metadata.clone();
+                DataFile::of(&d).py()?.record(&mut meta);
+                self.write(&path, &meta).py()
+            }
+        }
     }
 
     /// The bytes of the model file (what `save` writes).

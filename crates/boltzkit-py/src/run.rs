@@ -1,5 +1,6 @@
 //! Running library work from Python: the GIL released, a thread count of the caller's
-//! choosing, and Ctrl-C turned into the library's [`Interrupt`].
+//! choosing, and Ctrl-C turned into the library's [`Interrupt`] (fits: [`interruptible`],
+//! which keeps the last good model; long estimates: [`estimate`], which keeps nothing).
 //!
 //! A fit runs on a worker thread while the calling thread, which received Python's signals,
 //! waits on it 100 ms at a time with the GIL released and calls `check_signals` between
@@ -39,8 +40,8 @@ fn in_pool<R: Send>(pool: Option<&rayon::ThreadPool>, work: impl FnOnce() -> R +
     }
 }
 
-/// Runs `work` with the GIL released on `threads` workers (short computations: scoring,
-/// sampling; not interruptible).
+/// Runs `work` with the GIL released on `threads` workers (short computations: exact
+/// scoring, sampling; not interruptible).
 pub fn released<R: Send>(
     py: Python<'_>,
     threads: Option<usize>,
@@ -97,4 +98,21 @@ pub fn interruptible<R: Send>(
             )),
         }
     })
+}
+
+/// Runs an estimate that may take minutes (AIS, RAISE, the bracket) as [`interruptible`]
+/// does, handing `work` the flag Ctrl-C sets: the library stops the estimate at its next
+/// temperature with `Error::Interrupted`, and this returns the `KeyboardInterrupt` instead
+/// (an interrupted estimate has no figure; nothing is kept).
+pub fn estimate<R: Send>(
+    py: Python<'_>,
+    threads: Option<usize>,
+    work: impl FnOnce(&Interrupt) -> boltzkit::Result<R> + Send,
+) -> PyResult<R> {
+    let flag = Interrupt::new();
+    let (result, signal) = interruptible(py, threads, &flag, || work(&flag))?;
+    match signal {
+        Some(e) => Err(e),
+        None => crate::error::IntoPyResult::py(result),
+    }
 }

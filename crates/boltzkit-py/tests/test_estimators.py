@@ -76,6 +76,9 @@ def test_fit_score_sample_roundtrip(est, binary_data, tmp_path):
     assert_same_file(path, path2)
 
     clone = pickle.loads(pickle.dumps(est))
+    path3 = tmp_path / "m3.safetensors"
+    clone.save(path3)
+    assert_same_file(path, path3)
     assert_same_bits(est, clone)
     assert_same_scores(est, clone.score_samples(X), lp)
     assert clone.get_params() == est.get_params()
@@ -180,6 +183,11 @@ def test_fsll_multivalued_and_kl():
     "bad, pattern",
     [
         (lambda X: np.where(np.arange(12) == 5, 2, X), r"X\[0, 5\] = 2: expected 0 or 1"),
+        # uint8: the library's check (the fits'), the cell named as everywhere else
+        (
+            lambda X: np.where(np.arange(12) == 7, 3, X).astype(np.uint8),
+            r"X\[0, 7\] = 3: expected 0 or 1",
+        ),
         (lambda X: X.astype(float) * 0.5, r"X\[\d+, \d+\] = 0.5: expected 0 or 1"),
         (lambda X: np.where(np.arange(12) == 3, np.nan, X), r"X\[0, 3\] is nan"),
         (lambda X: X[0], "2-D array"),
@@ -196,6 +204,19 @@ def test_bad_input_is_one_clear_line_and_changes_nothing(binary_data, bad, patte
         assert "\n" not in str(info.value)
     assert np.array_equal(rbm.components_, before[0]) and rbm.get_params() == before[1]
     assert vars(rbm).keys() == before[2].keys()
+
+
+def test_refused_uint8_input_changes_nothing(binary_data):
+    """uint8 input goes unchecked to the library, whose check refuses it: the estimator is
+    left as it was, fitted or not."""
+    bad = binary_data.copy()
+    bad[4, 2] = 5
+    for est in (boltzkit.RBM(n_hidden=3, random_state=0), boltzkit.FVBM()):
+        for call in (est.fit, getattr(est, "partial_fit", est.fit)):
+            before = dict(vars(est))
+            with pytest.raises(ValueError, match=r"X\[4, 2\] = 5: expected 0 or 1"):
+                call(bad)
+            assert vars(est).keys() == before.keys()
 
 
 def test_wrong_width_after_fit(binary_data):

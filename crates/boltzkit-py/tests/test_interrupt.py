@@ -1,4 +1,5 @@
-"""Ctrl-C during ``fit``: KeyboardInterrupt within a second, the last good model kept."""
+"""Ctrl-C during ``fit``: KeyboardInterrupt within a second, the last good model kept; during
+a long estimate (AIS, RAISE, the bracket): KeyboardInterrupt within a second, no figure."""
 
 from __future__ import annotations
 
@@ -44,25 +45,69 @@ KINDS = {
 }
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
-@pytest.mark.parametrize("kind", sorted(KINDS))
-def test_ctrl_c_keeps_the_last_good_model(kind):
+def interrupt_child(code, after_s, timeout_s):
+    """Runs ``code`` in a fresh interpreter, sends SIGINT ``after_s`` seconds after it prints
+    ``started``; returns its stdout (after the ``started`` line) and the time of the signal."""
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD.format(kind=KINDS[kind])],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
         assert child.stdout.readline().strip() == "started"
-        time.sleep(1.0)  # well inside the run
+        time.sleep(after_s)
         sent = time.monotonic()
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=30)
+        out, err = child.communicate(timeout=timeout_s)
     finally:
         child.kill()
     assert child.returncode == 0, err
+    return out, sent
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_ctrl_c_keeps_the_last_good_model(kind):
+    out, sent = interrupt_child(CHILD.format(kind=KINDS[kind]), after_s=1.0, timeout_s=30)
     words = out.split()
-    assert words[0] == "interrupted", out + err
+    assert words[0] == "interrupted", out
     assert float(words[1]) - sent < 1.0, f"took {float(words[1]) - sent:.2f} s"
     assert "interrupted after" in out and out.strip().endswith("True")
+
+
+SCORING_CHILD = textwrap.dedent(
+    """
+    import time
+    import numpy as np
+    import boltzkit
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((300, 400)) < 0.3).astype(np.uint8)
+    rbm = boltzkit.RBM(n_hidden=300, n_epochs=1, random_state=0).fit(X)
+    print("started", flush=True)
+    try:
+        out = {call}
+        print("finished", out, flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", time.monotonic(), flush=True)
+    # the model answers again after the interrupt
+    print("again", rbm.log_partition(method="ais", ais_chains=4, ais_steps=10).value, flush=True)
+    """
+)
+
+# each runs for minutes on two cores (10^6 temperatures)
+SCORING = {
+    "score_samples-ais": "rbm.score_samples(X, method='ais', ais_steps=10**6)",
+    "log_partition-ais": "rbm.log_partition(method='ais', ais_steps=10**6)",
+    "log_likelihood-raise": "rbm.log_likelihood(X, method='raise', ais_steps=10**6)",
+    "log_likelihood-bracket": "rbm.log_likelihood(X, method='bracket', ais_steps=10**6)",
+}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
+@pytest.mark.parametrize("call", sorted(SCORING))
+def test_ctrl_c_stops_a_long_estimate(call):
+    out, sent = interrupt_child(SCORING_CHILD.format(call=SCORING[call]), after_s=1.5, timeout_s=60)
+    lines = out.splitlines()
+    words = lines[0].split()
+    assert words[0] == "interrupted", out
+    assert float(words[1]) - sent < 1.0, f"took {float(words[1]) - sent:.2f} s"
+    assert lines[1].startswith("again "), out

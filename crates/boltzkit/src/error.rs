@@ -89,6 +89,15 @@ pub enum Error {
         detail: String,
     },
 
+    /// A long computation (an AIS, reverse-AIS or RAISE estimate) stopped because its
+    /// [`crate::fit::Interrupt`] was set (Ctrl-C): an interrupted estimate is this error,
+    /// never a partial figure.
+    #[error("{what} was interrupted (no estimate)")]
+    Interrupted {
+        /// The computation that stopped.
+        what: String,
+    },
+
     /// A broken internal invariant: a bug in boltzkit, never a bad setting or bad data. The
     /// message names the invariant; please report it.
     #[error("internal error (a bug in boltzkit, please report it): {0}")]

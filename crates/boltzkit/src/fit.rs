@@ -60,6 +60,14 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Default)]
 pub struct Interrupt(Arc<AtomicBool>);
 
+/// Two handles are equal when they are the same flag (clones of one [`Interrupt::new`]), so
+/// that settings holding one can still be compared.
+impl PartialEq for Interrupt {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 impl Interrupt {
     /// A flag not yet set.
     pub fn new() -> Self {

@@ -9,11 +9,11 @@ use boltzkit::data::synth::{sample_states, sample_states_memory};
 use boltzkit::data::{read_dataset, read_npy_f64, write_dataset, Binarize, Dataset, ReadOptions};
 use boltzkit::fit::StopReason;
 use boltzkit::fsll::{fit_memory_estimate, FsllModel, FsllParams, TransformPath};
+use boltzkit::provenance::{self, DataFile};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use boltzkit_repro::fsll::FsllOutcome;
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// `boltzkit fsll <verb>`.
@@ -224,21 +224,12 @@ impl FitArgs {
         let fit = fit_with_progress(&data, &params, self.common.quiet)?;
         let out = outcome(&fit, truth.as_deref())?;
         if let Some(path) = &self.output {
-            let mut meta = BTreeMap::new();
-            meta.insert("algorithm".into(), "fsll-greedy-mdl".into());
-            meta.insert(
-                "settings".into(),
-                serde_json::json!({
-                    "epsilon": params.epsilon,
-                    "max_iterations": params.max_iterations,
-                    "refresh_every": params.refresh_every,
-                    "path": fit.record.path,
-                })
-                .to_string(),
+            let meta = provenance::fsll_fit(
+                &params,
+                fit.record.path,
+                serde_json::to_string(&out)?,
+                Some(&DataFile::of(&self.data)?),
             );
-            meta.insert("data_file".into(), self.data.display().to_string());
-            meta.insert("data_sha256".into(), boltzkit::io::sha256_file(&self.data)?);
-            meta.insert("record".into(), serde_json::to_string(&out)?);
             fit.model
                 .save(path, &meta)
                 .with_context(|| format!("writing the model to {}", path.display()))?;

@@ -14,11 +14,10 @@ use boltzkit::fit::{Control, Learner, Run, StopReason};
 use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
 use boltzkit::fvbm::{ga, inference, mle, newton, pcd, pseudo, Convention, Fvbm, MpleParams};
 use boltzkit::model::{ExactTask, Model, Sampling};
+use boltzkit::provenance::{self, DataFile, FvbmFitSettings};
 use boltzkit::rng::{derive_seed, rng_from_seed, BkRng};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
-use serde_json::json;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -508,8 +507,18 @@ impl FitArgs {
                 };
                 spin.finish_and_clear();
                 warnings = warn(&r.warnings, &self.common);
-                let settings = json!({"tau": tau, "grad_tol": grad_tol, "l2": self.l2, "mu": self.mu,
-                    "max_iterations": self.max_iterations});
+                let settings = FvbmFitSettings::Mple {
+                    solver: match self.algo {
+                        AlgoArg::Bslm => "bslm",
+                        AlgoArg::Ga => "ga",
+                        _ => "newton",
+                    },
+                    tau,
+                    grad_tol,
+                    l2: self.l2,
+                    mu: self.mu,
+                    max_iterations: self.max_iterations,
+                };
                 (fit.model, settings, solver, objective, fit.record.stop)
             }
             AlgoArg::Mle => {
@@ -532,7 +541,10 @@ impl FitArgs {
                     final_gradient: r.final_gradient,
                     learn_s: r.seconds,
                 };
-                let settings = json!({"l2": self.l2, "max_iterations": self.max_iterations});
+                let settings = FvbmFitSettings::Mle {
+                    l2: self.l2,
+                    max_iterations: self.max_iterations,
+                };
                 (fit.model, settings, solver, objective, fit.record.stop)
             }
             AlgoArg::Pcd => {
@@ -562,8 +574,12 @@ impl FitArgs {
                     final_mismatch: fit.record.final_mismatch,
                     learn_s: fit.record.seconds,
                 };
-                let settings = json!({"learning_rate": self.learning_rate,
-                    "chains": self.chains, "updates": self.updates, "l2": self.l2});
+                let settings = FvbmFitSettings::Pcd {
+                    learning_rate: self.learning_rate,
+                    chains: self.chains,
+                    updates: self.updates,
+                    l2: self.l2,
+                };
                 (fit.model, settings, solver, objective, fit.record.stop)
             }
         };
@@ -590,17 +606,7 @@ impl FitArgs {
             output: None,
         };
         if let Some(path) = &self.output {
-            let mut meta = BTreeMap::new();
-            meta.insert(
-                "algorithm".into(),
-                format!("{:?}", self.algo).to_lowercase(),
-            );
-            meta.insert("settings".into(), settings.to_string());
-            meta.insert("data_file".into(), self.data.display().to_string());
-            meta.insert("data_sha256".into(), boltzkit::io::sha256_file(&self.data)?);
-            if let Some(s) = seed {
-                meta.insert("seed".into(), s.to_string());
-            }
+            let meta = provenance::fvbm_fit(&settings, seed, Some(&DataFile::of(&self.data)?));
             model
                 .save(path, &meta)
                 .with_context(|| format!("writing the model to {}", path.display()))?;

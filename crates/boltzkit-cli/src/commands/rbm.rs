@@ -4,11 +4,12 @@ use crate::args::{AisFlags, BinarizeArgs, CommonArgs};
 use crate::exit::UsageError;
 use crate::guard;
 use crate::progress;
-use crate::report::{f32_value, SampleSummary, Summary};
+use crate::report::{SampleSummary, Summary};
 use anyhow::Context;
 use boltzkit::data::{write_dataset, Binarize, Dataset};
 use boltzkit::estimate::{Estimate, Method};
 use boltzkit::fit::{Control, Run};
+use boltzkit::provenance::{self, DataFile, RbmFitSettings};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
@@ -29,7 +30,6 @@ use boltzkit::rng::derive_seed;
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::ProgressBar;
 use serde::Serialize;
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -500,15 +500,11 @@ impl FitArgs {
             AlgoArg::Pt => Algorithm::Pt { replicas, k },
         };
         let algorithm = self.algo.spec.unwrap_or(algorithm);
-        let (k, inner, replicas) = match algorithm {
-            Algorithm::Sdcp { inner, k } | Algorithm::CsDcp { inner, k } => (k, inner, replicas),
-            Algorithm::Pt { replicas, k } => (k, inner, replicas),
-            Algorithm::Cd { k }
-            | Algorithm::Pcd { k }
-            | Algorithm::Cg { k }
-            | Algorithm::PopCd { k, .. } => (k, inner, replicas),
+        // (the file's settings record k, inner, replicas and loo from the algorithm)
+        let replicas = match algorithm {
+            Algorithm::Pt { replicas, .. } => replicas,
+            _ => replicas,
         };
-        let loo = matches!(algorithm, Algorithm::PopCd { loo: true, .. });
         let mut params = TrainParams::new()
             .epochs(self.epochs)
             .algorithm(algorithm)
@@ -643,22 +639,28 @@ impl FitArgs {
             ))
             .into());
         }
-        let settings = json!({
-            "algo": algorithm.name(), "hidden": nh, "epochs": self.epochs, "lr": f32_value(self.lr),
-            "lr_end": self.lr_end.map(f32_value),
-            "batch_size": self.batch_size, "k": k,
-            "inner": if centered_or_dcp { Some(inner) } else { None },
-            "replicas": if self.algo.family == AlgoArg::Pt { Some(replicas) } else { None },
-            "loo": loo,
-            "valid": self.valid.as_ref().map(|p| p.display().to_string()),
-            "early_stop": self.early_stop, "gap_tol": self.gap_tol,
-            "momentum": f32_value(self.momentum), "weight_decay": f32_value(self.weight_decay),
-            "binarize": format!("{:?}", self.binarize),
-            "init_model": self.model.as_ref().map(|p| p.display().to_string()),
-        });
+        let settings = RbmFitSettings {
+            algorithm,
+            hidden: nh,
+            epochs: self.epochs,
+            lr: self.lr,
+            lr_end: self.lr_end,
+            batch_size: self.batch_size,
+            momentum: self.momentum,
+            weight_decay: self.weight_decay,
+            valid: self.valid.as_ref().map(|p| p.display().to_string()),
+            early_stop: self.early_stop,
+            gap_tol: self.gap_tol,
+            binarize,
+            init_model: self.model.as_ref().map(|p| p.display().to_string()),
+        };
+        let data_file = DataFile {
+            path: self.data.display().to_string(),
+            sha256: data_sha256.clone(),
+        };
         let resumed = match (resumed, &self.resume) {
             (Some((file, state)), Some(path)) => {
-                check_resumed_settings(path, &file, &settings)?;
+                check_resumed_settings(path, &file, &settings.to_json())?;
                 Some(state)
             }
             _ => None,
@@ -703,7 +705,7 @@ impl FitArgs {
                 ("data_file".to_string(), self.data.display().to_string()),
                 ("seed".to_string(), seed.to_string()),
                 ("data_sha256".to_string(), data_sha256.clone()),
-                (CLI_SETTINGS_KEY.to_string(), settings.to_string()),
+                (CLI_SETTINGS_KEY.to_string(), settings.to_json().to_string()),
             ]);
             run = run.observe_every(Checkpoint::new(path, meta), every);
         }
@@ -731,14 +733,13 @@ impl FitArgs {
         bar.finish_and_clear();
         let record = &outcome.record;
 
-        let mut meta = BTreeMap::new();
-        meta.insert("algorithm".to_string(), algorithm.name().to_string());
-        meta.insert("settings".into(), settings.to_string());
-        meta.insert("seed".into(), seed.to_string());
-        meta.insert("data_file".into(), self.data.display().to_string());
-        meta.insert("data_sha256".into(), data_sha256);
-        meta.insert("epochs_done".into(), record.epochs.to_string());
-        meta.insert("stop_reason".into(), record.stop.to_string());
+        let meta = provenance::rbm_fit(
+            &settings,
+            seed,
+            record.epochs,
+            &record.stop,
+            Some(&data_file),
+        );
         write_model(
             &self.output,
             &outcome.model,

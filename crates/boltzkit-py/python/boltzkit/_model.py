@@ -22,8 +22,9 @@ class ModelMixin:
 
     _max_value = 1
 
-    def _check_X(self, X, *, reset=False):
-        """``X`` as a ``uint8`` state matrix; after ``fit``, of the fitted width."""
+    def _check_X(self, X, *, reset=False, deferred=False):
+        """``X`` as a ``uint8`` state matrix; after ``fit``, of the fitted width.
+        ``deferred``: see :func:`check_states` (fits only)."""
         n = None if reset else getattr(self, "n_features_in_", None)
         binarize = getattr(self, "binarize", None)
         return check_states(
@@ -32,6 +33,7 @@ class ModelMixin:
             binarize=binarize,
             n_features=n,
             owner=type(self).__name__,
+            deferred=deferred,
         )
 
     def _threads(self):
@@ -50,6 +52,9 @@ class ModelMixin:
 
     def score_samples(self, X, method="auto", ais_chains=100, ais_steps=None, random_state=0):
         """Log-likelihood ``ln p(x)`` of each row, in nats.
+
+        An AIS or RAISE estimate can take minutes; Ctrl-C stops it within a second and
+        raises ``KeyboardInterrupt`` (an interrupted estimate returns no figure).
 
         Parameters
         ----------
@@ -98,6 +103,9 @@ class ModelMixin:
     ):
         """The average log-likelihood of ``X`` with its uncertainty.
 
+        An AIS or RAISE estimate can take minutes; Ctrl-C stops it within a second and
+        raises ``KeyboardInterrupt`` (an interrupted estimate returns no figure).
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -130,6 +138,9 @@ class ModelMixin:
 
     def log_partition(self, method="auto", ais_chains=100, ais_steps=None, random_state=0):
         """``ln Z`` with its standard error and interval.
+
+        An AIS or RAISE estimate can take minutes; Ctrl-C stops it within a second and
+        raises ``KeyboardInterrupt`` (an interrupted estimate returns no figure).
 
         Parameters
         ----------
@@ -171,10 +182,29 @@ class ModelMixin:
 
     # -- files ----------------------------------------------------------------------------
 
-    def save(self, path):
-        """Writes the model file (safetensors, the format the CLI writes and reads)."""
+    def save(self, path, data_file=None):
+        """Writes the model file: the bytes the CLI writes for the same fit.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write the model (safetensors, the format the CLI writes and reads).
+        data_file : str or path-like, optional
+            The file the training data was read from (e.g. with :func:`boltzkit.read_dataset`).
+            The model file then records its path, as given, and the SHA-256 of its bytes
+            (``data_file``, ``data_sha256``), as the CLI's ``--data`` does; without it those
+            two entries are absent. Every other entry is the CLI's for the same settings and
+            seed (RBM, FrankWolfeRBM, FVBM), but for a warm start (``partial_fit``, ``init=``)
+            the settings' ``init_model`` reads ``"(a model in memory)"`` where the CLI records
+            its ``--model`` path. An FSLL file's ``record`` differs: the CLI's holds its run
+            figures (KL to the data, timings), a Python fit's the learner's record.
+
+        Returns
+        -------
+        self
+        """
         check_fitted(self)
-        self.model_.save(os.fspath(path))
+        self.model_.save(os.fspath(path), None if data_file is None else os.fspath(data_file))
         return self
 
     @property

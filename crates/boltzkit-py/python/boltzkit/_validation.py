@@ -2,8 +2,11 @@
 
 Every check raises one ``ValueError`` whose message names the row and column at fault, and
 none of them modifies the caller's array. A C-contiguous ``uint8`` matrix of 0/1 values is
-passed to the library as it is (no copy here); any other accepted dtype (bool, int*, uint*,
-float32, float64) is converted once.
+passed to the library as it is (no copy here, none in the library); any other accepted dtype
+(bool, int*, uint*, float32, float64) is converted once. The fits leave the values of a
+C-contiguous ``uint8`` matrix to the library's check (``check_states(..., deferred=True)``),
+the one check on their way in, and name the cell at fault only when it refuses
+(:func:`explain_refusal`).
 """
 
 from __future__ import annotations
@@ -61,12 +64,16 @@ def _first_bad(mask):
     return int(r), int(c)
 
 
-def check_states(X, *, name="X", max_value=1, binarize=None, n_features=None, owner=None):
+def check_states(
+    X, *, name="X", max_value=1, binarize=None, n_features=None, owner=None, deferred=False
+):
     """``X`` as a C-contiguous ``uint8`` matrix of values in ``0..=max_value``.
 
     ``binarize=T`` maps a value above ``T`` to 1 and any other to 0 first (grayscale data).
     ``n_features`` (with ``owner``, the estimator's class name) checks the width against a
-    fitted model, in scikit-learn's words.
+    fitted model, in scikit-learn's words. ``deferred=True`` returns a C-contiguous ``uint8``
+    ``X`` without looking at its values: for a native fit, whose library check is the one
+    check (wrap the call in :func:`explain_refusal`).
     """
     arr = _as_array(X, name)
     if n_features is not None and arr.shape[1] != n_features:
@@ -83,6 +90,8 @@ def check_states(X, *, name="X", max_value=1, binarize=None, n_features=None, ow
             )
     if binarize is not None:
         return np.ascontiguousarray(arr > binarize, dtype=np.uint8)
+    if arr.dtype == np.uint8 and deferred and arr.flags.c_contiguous:
+        return arr
     if arr.dtype == np.uint8:
         # one pass without a temporary in the common (valid) case; the cell only on failure
         bad = arr > max_value if int(arr.max()) > max_value else None
@@ -100,6 +109,19 @@ def check_states(X, *, name="X", max_value=1, binarize=None, n_features=None, ow
     if arr.dtype == np.uint8 and arr.flags.c_contiguous:
         return arr
     return np.ascontiguousarray(arr, dtype=np.uint8)
+
+
+def explain_refusal(call, *checks):
+    """``call()``, a native fit that checks its ``uint8`` matrices' values itself; when it
+    raises ``ValueError``, each of ``checks`` (a full :func:`check_states` of a matrix passed
+    with ``deferred=True``) runs first, so that a value out of range is reported naming its
+    cell, as everywhere else; any other refusal is re-raised as it is."""
+    try:
+        return call()
+    except ValueError:
+        for check in checks:
+            check()
+        raise
 
 
 def seed_from(random_state):

@@ -6,7 +6,7 @@ from . import _native
 from ._base import BaseEstimator
 from ._model import ModelMixin
 from ._results import parse_record, progress_hook
-from ._validation import check_choice, check_number, check_states
+from ._validation import check_choice, check_number, check_states, explain_refusal
 
 
 class FSLL(ModelMixin, BaseEstimator):
@@ -70,13 +70,15 @@ class FSLL(ModelMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def _check_X(self, X, *, reset=False):
+    def _check_X(self, X, *, reset=False, deferred=False):
         cards = getattr(self, "cardinalities_", None) if not reset else self.cardinalities
         max_value = 255 if cards is None else max(int(c) for c in cards) - 1
         n = None if reset else getattr(self, "n_features_in_", None)
         if reset and cards is not None:
             n = len(cards)
-        return check_states(X, max_value=max_value, n_features=n, owner=type(self).__name__)
+        return check_states(
+            X, max_value=max_value, n_features=n, owner=type(self).__name__, deferred=deferred
+        )
 
     def fit(self, X, y=None):
         """Learns the basis and parameters from the rows of ``X``; returns ``self``."""
@@ -84,18 +86,21 @@ class FSLL(ModelMixin, BaseEstimator):
         check_number("max_iter", self.max_iter, low=1, integer=True)
         check_number("refresh_every", self.refresh_every, low=1, integer=True)
         check_choice("path", self.path, ("auto", "xor", "full"))
-        X = self._check_X(X, reset=True)
+        X = self._check_X(X, reset=True, deferred=True)
         cards = None if self.cardinalities is None else [int(c) for c in self.cardinalities]
         hook = progress_hook("FSLL", self.verbose, self.callback)
-        model, record, exc = _native.fit_fsll(
-            X,
-            float(self.epsilon),
-            cards,
-            int(self.max_iter),
-            int(self.refresh_every),
-            self.path,
-            hook,
-            self._threads(),
+        model, record, exc = explain_refusal(
+            lambda: _native.fit_fsll(
+                X,
+                float(self.epsilon),
+                cards,
+                int(self.max_iter),
+                int(self.refresh_every),
+                self.path,
+                hook,
+                self._threads(),
+            ),
+            lambda: self._check_X(X, reset=True),
         )
         self._set_model(model)
         self.record_ = parse_record(record)

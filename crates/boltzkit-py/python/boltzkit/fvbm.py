@@ -8,7 +8,7 @@ from . import _native
 from ._base import BaseEstimator, check_fitted
 from ._model import ModelMixin
 from ._results import WaldTable, parse_record, progress_hook
-from ._validation import check_choice, check_number, seed_from
+from ._validation import check_choice, check_number, explain_refusal, seed_from
 
 
 class FVBM(ModelMixin, BaseEstimator):
@@ -114,25 +114,28 @@ class FVBM(ModelMixin, BaseEstimator):
         check_number("max_iter", self.max_iter, low=1, integer=True)
         check_number("tol", self.tol, low=0, allow_none=True)
         check_number("grad_tol", self.grad_tol, low=0, allow_none=True)
-        X = self._check_X(X, reset=True)
+        X = self._check_X(X, reset=True, deferred=True)
         seed = seed_from(self.random_state)
         hook = progress_hook("FVBM", self.verbose, self.callback)
-        model, record, exc = _native.fit_fvbm(
-            X,
-            self.algo,
-            self.convention,
-            float(self.l2),
-            int(self.max_iter),
-            None if self.tol is None else float(self.tol),
-            None if self.grad_tol is None else float(self.grad_tol),
-            bool(self.check_existence),
-            float(self.mu),
-            float(self.learning_rate),
-            int(self.n_chains),
-            int(self.n_updates),
-            seed,
-            hook,
-            self._threads(),
+        model, record, exc = explain_refusal(
+            lambda: _native.fit_fvbm(
+                X,
+                self.algo,
+                self.convention,
+                float(self.l2),
+                int(self.max_iter),
+                None if self.tol is None else float(self.tol),
+                None if self.grad_tol is None else float(self.grad_tol),
+                bool(self.check_existence),
+                float(self.mu),
+                float(self.learning_rate),
+                int(self.n_chains),
+                int(self.n_updates),
+                seed,
+                hook,
+                self._threads(),
+            ),
+            lambda: self._check_X(X, reset=True),
         )
         record = parse_record(record)
         self._set_model(model)

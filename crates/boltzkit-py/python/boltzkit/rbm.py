@@ -11,7 +11,7 @@ from . import _native
 from ._base import BaseEstimator, TransformerMixin, check_fitted
 from ._model import ModelMixin
 from ._results import parse_record, progress_hook
-from ._validation import check_choice, check_number, check_states, seed_from
+from ._validation import check_choice, check_number, check_states, explain_refusal, seed_from
 
 ALGORITHMS = "cd-K, pcd-K, cg-K, sdcp-D-K, csdcp-D-K, popcd-K, popcd-K-loo, pt-M, pt-M-K"
 
@@ -99,8 +99,9 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         (stochastic difference-of-convex programming, D inner steps), ``csdcp-D-K``
         (centered S-DCP), ``popcd-K`` / ``popcd-K-loo`` (population CD), ``pt-M`` /
         ``pt-M-K`` (parallel tempering, M replicas).
-    learning_rate : float, default=0.01
-        Step size (the first epoch's with ``learning_rate_end``).
+    learning_rate : float, default=0.03
+        Step size (the first epoch's with ``learning_rate_end``). The default is the CLI's,
+        measured best at the other defaults (BENCHMARKS.md, "Default learning rate").
     learning_rate_end : float or None, default=None
         Last epoch's step size: a linear schedule from ``learning_rate``.
     batch_size : int, default=100
@@ -161,7 +162,7 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         self,
         n_hidden=256,
         algo="pcd-1",
-        learning_rate=0.01,
+        learning_rate=0.03,
         learning_rate_end=None,
         batch_size=100,
         n_epochs=100,
@@ -212,9 +213,9 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         model, then ``KeyboardInterrupt`` is raised.
         """
         self._check_params()
-        X = self._check_X(X, reset=True)
+        X = self._check_X(X, reset=True, deferred=True)
         seed = seed_from(self.random_state)
-        self._train(X, seed, init=None, n_epochs=self.n_epochs)
+        self._train(X, seed, init=None, n_epochs=self.n_epochs, reset=True)
         self.seed_ = seed
         self.n_partial_fits_ = 0
         return self
@@ -228,33 +229,42 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         """
         self._check_params()
         fitted = getattr(self, "model_", None) is not None
-        X = self._check_X(X, reset=not fitted)
-        if not fitted:
-            self.seed_ = seed_from(self.random_state)
-            self.n_partial_fits_ = 0
-        seed = (self.seed_ + 0x9E3779B97F4A7C15 * (self.n_partial_fits_ + 1)) % 2**64
-        self._train(X, seed, init=self.model_ if fitted else None, n_epochs=1)
+        X = self._check_X(X, reset=not fitted, deferred=True)
+        base = self.seed_ if fitted else seed_from(self.random_state)
+        done = self.n_partial_fits_ if fitted else 0
+        seed = (base + 0x9E3779B97F4A7C15 * (done + 1)) % 2**64
+        try:
+            self._train(X, seed, init=self.model_ if fitted else None, n_epochs=1, reset=not fitted)
+        finally:
+            # a first call that got a model (finished, or Ctrl-C) starts the count; a refused
+            # one (bad X, checked by the library) leaves the estimator as it was
+            if not fitted and getattr(self, "model_", None) is not None:
+                self.seed_, self.n_partial_fits_ = base, 0
         self.n_partial_fits_ += 1
         return self
 
-    def _train(self, X, seed, init, n_epochs):
+    def _train(self, X, seed, init, n_epochs, reset):
         hook = progress_hook("RBM", self.verbose, self.callback)
-        model, record, exc = _native.fit_rbm(
-            X,
-            int(self.n_hidden),
-            self.algo,
-            float(self.learning_rate),
-            None if self.learning_rate_end is None else float(self.learning_rate_end),
-            int(n_epochs),
-            int(self.batch_size),
-            float(self.momentum),
-            float(self.weight_decay),
-            seed,
-            init,
-            self.monitor or "none",
-            int(self.eval_every),
-            hook,
-            self._threads(),
+        model, record, exc = explain_refusal(
+            lambda: _native.fit_rbm(
+                X,
+                int(self.n_hidden),
+                self.algo,
+                float(self.learning_rate),
+                None if self.learning_rate_end is None else float(self.learning_rate_end),
+                int(n_epochs),
+                int(self.batch_size),
+                float(self.momentum),
+                float(self.weight_decay),
+                seed,
+                init,
+                self.monitor or "none",
+                int(self.eval_every),
+                hook,
+                self._threads(),
+                None if self.binarize is None else float(self.binarize),
+            ),
+            lambda: self._check_X(X, reset=reset),
         )
         record = parse_record(record)
         self.model_ = model
@@ -403,44 +413,54 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         for name in ("max_units", "n_chains", "gibbs_steps", "lbfgs_iterations"):
             check_number(name, getattr(self, name), low=1, integer=True)
         check_number("eval_every", self.eval_every, low=0, integer=True)
-        X = self._check_X(X, reset=True)
+        X = self._check_X(X, reset=True, deferred=True)
         valid = None
-        if X_valid is not None:
-            valid = check_states(
+
+        def check_valid(deferred=False):
+            return check_states(
                 X_valid,
                 name="X_valid",
                 binarize=self.binarize,
                 n_features=X.shape[1],
                 owner=type(self).__name__,
+                deferred=deferred,
             )
+
+        if X_valid is not None:
+            valid = check_valid(deferred=True)
         elif self.early_stop:
             raise ValueError("early_stop=True needs X_valid")
         seed = seed_from(self.random_state)
         hook = progress_hook("FrankWolfeRBM", self.verbose, self.callback)
-        model, selected, record, exc = _native.fit_frank_wolfe(
-            X,
-            int(self.max_units),
-            float(self.lambda_),
-            float(self.bias_learning_rate),
-            int(self.n_chains),
-            int(self.gibbs_steps),
-            int(self.lbfgs_iterations),
-            float(self.lbfgs_tol),
-            int(self.subproblem_starts),
-            int(self.bias_steps),
-            float(self.bias_tol),
-            bool(self.away_steps),
-            None if self.free_alpha is None else float(self.free_alpha),
-            int(self.eval_every),
-            bool(self.early_stop),
-            float(self.gap_tol),
-            float(self.fall_tol),
-            int(self.fall_patience),
-            seed,
-            valid,
-            None,
-            hook,
-            self._threads(),
+        model, selected, record, exc = explain_refusal(
+            lambda: _native.fit_frank_wolfe(
+                X,
+                int(self.max_units),
+                float(self.lambda_),
+                float(self.bias_learning_rate),
+                int(self.n_chains),
+                int(self.gibbs_steps),
+                int(self.lbfgs_iterations),
+                float(self.lbfgs_tol),
+                int(self.subproblem_starts),
+                int(self.bias_steps),
+                float(self.bias_tol),
+                bool(self.away_steps),
+                None if self.free_alpha is None else float(self.free_alpha),
+                int(self.eval_every),
+                bool(self.early_stop),
+                float(self.gap_tol),
+                float(self.fall_tol),
+                int(self.fall_patience),
+                seed,
+                valid,
+                None,
+                hook,
+                self._threads(),
+                None if self.binarize is None else float(self.binarize),
+            ),
+            lambda: self._check_X(X, reset=True),
+            lambda: valid is not None and check_valid(),
         )
         record = parse_record(record)
         self.model_ = model

@@ -12,6 +12,6 @@ mod read;
 pub mod synth;
 mod write;
 
-pub use dataset::{Dataset, MAX_CARDINALITY};
+pub use dataset::{inferred_cardinalities, Dataset, MAX_CARDINALITY};
 pub use read::{read_dataset, read_npy_f64, Binarize, ReadOptions};
 pub use write::{write_csv, write_dataset, write_npy, write_npy_f64};

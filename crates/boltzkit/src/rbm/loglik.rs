@@ -5,7 +5,7 @@
 //! | method | what it reports |
 //! |---|---|
 //! | `exact` | `mean −F(v) − ln Z`, `ln Z` by enumerating the smaller layer (≤ [`MAX_ENUM_UNITS`] units) |
-//! | `ais` | `mean −F(v) − ln Ẑ`, forward AIS ([`ais_log_partition`]): optimistic in expectation (`E[ln Ẑ] ≤ ln Z`) |
+//! | `ais` | `mean −F(v) − ln Ẑ`, forward AIS ([`ais_log_partition`](super::ais::ais_log_partition)): optimistic in expectation (`E[ln Ẑ] ≤ ln Z`) |
 //! | `raise` | the mean of RAISE's per-vector `ln p̂(v)` ([`super::raise`]): conservative in expectation for the annealing model |
 //! | `bracket` | both: the interval [RAISE, forward AIS] with a [`Diagnosis`] |
 //! | `reverse-ais-from-data` | reverse AIS from data rows pooled into one `ln Ẑ`: neither a bound nor consistent; kept to show why RAISE replaced it |
@@ -40,15 +40,14 @@
 //! # Ok::<(), boltzkit::Error>(())
 //! ```
 
-use super::ais::{
-    ais_log_partition, data_starts, reverse_ais_log_partition, AisEstimate, AisSchedule,
-};
+use super::ais::{data_starts, forward_ais, reverse_ais, AisEstimate, AisSchedule};
 use super::exact::{self, MAX_ENUM_UNITS};
 use super::model::{base_rate_biases, mean_neg_free_energy, Rbm};
-use super::raise::{raise, raise_rows};
+use super::raise::{raise_rows, raise_run};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::estimate::{Estimate, Method};
+use crate::fit::Interrupt;
 use crate::rng::derive_seed;
 use serde::Serialize;
 use std::fmt;
@@ -67,6 +66,7 @@ pub struct LogLikParams {
     base: Option<Vec<f32>>,
     max_width: f64,
     seed: u64,
+    interrupt: Option<Interrupt>,
 }
 
 impl LogLikParams {
@@ -83,6 +83,7 @@ impl LogLikParams {
             base: None,
             max_width: DEFAULT_MAX_WIDTH,
             seed: 0,
+            interrupt: None,
         }
     }
 
@@ -130,10 +131,19 @@ impl LogLikParams {
         self
     }
 
-    /// The seed: forward AIS uses it as is (the same chains as [`ais_log_partition`] with
+    /// The seed: forward AIS uses it as is (the same chains as [`ais_log_partition`](super::ais::ais_log_partition) with
     /// it); RAISE, its subset and the data-start estimator use seeds derived from it.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+
+    /// A flag that stops the estimate (e.g. on Ctrl-C): once it is set, every annealing walk
+    /// (forward AIS, RAISE, reverse AIS) stops at its next temperature and
+    /// [`average_log_likelihood`] fails with [`Error::Interrupted`], never returning a partial
+    /// figure. Default: none (the estimate runs to the end). The figures do not depend on it.
+    pub fn interrupt(mut self, flag: Interrupt) -> Self {
+        self.interrupt = Some(flag);
         self
     }
 
@@ -362,13 +372,14 @@ pub fn average_log_likelihood(
         None => base_rate_biases(data)?,
     };
     let seed = params.seed;
+    let stop = params.interrupt.as_ref();
     let forward = || -> Result<(Estimate, Estimate)> {
-        let est = ais_log_partition(rbm, &base, &params.schedule, params.chains, seed)?;
+        let est = forward_ais(rbm, &base, &params.schedule, params.chains, seed, stop)?;
         Ok(ll_from_log_z(&est, Method::Ais, nfe))
     };
     let raise_avg = || -> Result<(Estimate, usize)> {
         let rows = raise_rows(data.n_samples(), params.raise_vectors, derive_seed(seed, 3))?;
-        let run = raise(
+        let run = raise_run(
             rbm,
             &base,
             &params.schedule,
@@ -376,6 +387,7 @@ pub fn average_log_likelihood(
             &rows,
             params.raise_chains,
             derive_seed(seed, 4),
+            stop,
         )?;
         Ok((run.average(nfe), rows.len()))
     };
@@ -403,12 +415,13 @@ pub fn average_log_likelihood(
         }
         Method::ReverseAisFromData => {
             let starts = data_starts(data, params.chains, derive_seed(seed, 1))?;
-            let est = reverse_ais_log_partition(
+            let est = reverse_ais(
                 rbm,
                 &base,
                 &params.schedule,
                 &starts,
                 derive_seed(seed, 2),
+                stop,
             )?;
             let (ll, log_z) = ll_from_log_z(&est, Method::ReverseAisFromData, nfe);
             LogLikelihood::ReverseAisFromData { ll, log_z }
@@ -509,6 +522,36 @@ mod tests {
         // an unknown standard error never reads as inverted
         let unknown = Diagnosis::of(&est(-9.0, f64::INFINITY, Method::Raise), &a, 1.0);
         assert_eq!(unknown, Diagnosis::Consistent);
+    }
+
+    /// A set interrupt stops every annealing method with `Error::Interrupted` (no figure);
+    /// an unset one changes no bit; exact ignores it (nothing to anneal).
+    #[test]
+    fn interrupt_stops_every_annealing_method_and_changes_no_bit() {
+        let rbm = Rbm::random(10, 4, 0.4, &mut rng_from_seed(3)).unwrap();
+        let bits: Vec<u8> = (0..60).map(|i| ((i * 7 + i / 10) % 3 == 0) as u8).collect();
+        let data = Dataset::from_flat(bits, 10, vec![2; 10]).unwrap();
+        let base = LogLikParams::new(Method::Ais)
+            .schedule(AisSchedule::linear(50).unwrap())
+            .chains(8)
+            .seed(9);
+        let set = Interrupt::new();
+        set.set();
+        for m in [
+            Method::Ais,
+            Method::Raise,
+            Method::Bracket,
+            Method::ReverseAisFromData,
+        ] {
+            let p = base.clone().method(m);
+            let plain = average_log_likelihood(&rbm, &data, &p).unwrap();
+            let unset = p.clone().interrupt(Interrupt::new());
+            assert_eq!(average_log_likelihood(&rbm, &data, &unset).unwrap(), plain);
+            let e = average_log_likelihood(&rbm, &data, &p.clone().interrupt(set.clone()));
+            assert!(matches!(e, Err(Error::Interrupted { .. })), "{m}: {e:?}");
+        }
+        let exact = base.clone().method(Method::Exact).interrupt(set);
+        assert!(average_log_likelihood(&rbm, &data, &exact).is_ok());
     }
 
     #[test]

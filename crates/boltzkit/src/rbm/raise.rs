@@ -64,6 +64,7 @@ use super::model::{check_len, fill_batch, Rbm};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::estimate::{Estimate, Method};
+use crate::fit::Interrupt;
 use crate::linalg::log_sum_exp;
 use crate::rng::{derive_rng, derive_seed, rng_from_seed};
 
@@ -177,6 +178,46 @@ pub fn raise(
     chains: usize,
     seed: u64,
 ) -> Result<RaiseRun> {
+    raise_run(rbm, base_b, schedule, data, rows, chains, seed, None)
+}
+
+/// [`raise`] that stops, with [`Error::Interrupted`] and no estimate, at the next temperature
+/// once `interrupt` is set (e.g. by Ctrl-C); the same bits as [`raise`] when it is not.
+#[allow(clippy::too_many_arguments)]
+pub fn raise_with_interrupt(
+    rbm: &Rbm,
+    base_b: &[f32],
+    schedule: &AisSchedule,
+    data: &Dataset,
+    rows: &[usize],
+    chains: usize,
+    seed: u64,
+    interrupt: &Interrupt,
+) -> Result<RaiseRun> {
+    raise_run(
+        rbm,
+        base_b,
+        schedule,
+        data,
+        rows,
+        chains,
+        seed,
+        Some(interrupt),
+    )
+}
+
+/// RAISE, stopped by `interrupt` when given.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn raise_run(
+    rbm: &Rbm,
+    base_b: &[f32],
+    schedule: &AisSchedule,
+    data: &Dataset,
+    rows: &[usize],
+    chains: usize,
+    seed: u64,
+    interrupt: Option<&Interrupt>,
+) -> Result<RaiseRun> {
     let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
     check_len("raise", "base_b", base_b.len(), nv)?;
     super::exact::check_data_for(rbm, data, "RAISE")?;
@@ -225,7 +266,7 @@ pub fn raise(
                 (0..chains as u64).map(move |m| derive_rng(s, m))
             })
             .collect();
-        log_weights.extend(anneal(rbm, base_b, &betas, starts, rngs)?);
+        log_weights.extend(anneal(rbm, base_b, &betas, starts, rngs, interrupt)?);
     }
     Ok(RaiseRun {
         rows: rows.to_vec(),

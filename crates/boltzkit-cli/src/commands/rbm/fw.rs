@@ -9,6 +9,7 @@ use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::data::{write_npy_f64, Binarize, Dataset};
 use boltzkit::estimate::Method;
+use boltzkit::provenance::{self, DataFile, FwFitSettings};
 use boltzkit::rbm::exact;
 use boltzkit::rbm::features::hidden_features;
 use boltzkit::rbm::file::load_rbm;
@@ -18,8 +19,6 @@ use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::derive_seed;
 use clap::Args;
 use serde::Serialize;
-use serde_json::json;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Flags of `--algo frank-wolfe`.
@@ -222,25 +221,35 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     let fit = fw_run::run(fw, a.common.quiet, ais, a.log.as_ref())?;
     let rec = &fit.record;
 
-    let settings = json!({
-        "algo": "frank-wolfe", "max_units": f.max_units, "lambda": f.lambda, "bias_lr": f.bias_lr,
-        "chains": chains, "k": k, "fall_tol": f.fall_tol, "fall_patience": f.fall_patience, "lbfgs_iters": f.lbfgs_iters, "lbfgs_tol": f.lbfgs_tol, "starts": f.starts,
-        "bias_steps": f.bias_steps, "bias_tol": f.bias_tol, "away": f.away,
-        "free_alpha": f.free_alpha, "eval_every": a.eval_every, "early_stop": a.early_stop,
-        "gap_tol": a.gap_tol, "binarize": format!("{:?}", a.binarize),
-        "init_model": a.model.as_ref().map(|p| p.display().to_string()),
-    });
-    let mut meta = BTreeMap::new();
-    meta.insert("algorithm".to_string(), "frank-wolfe".to_string());
-    meta.insert("settings".into(), settings.to_string());
-    meta.insert("seed".into(), seed.to_string());
-    meta.insert("data_file".into(), a.data.display().to_string());
-    meta.insert("data_sha256".into(), boltzkit::io::sha256_file(&a.data)?);
-    meta.insert("stop_reason".into(), rec.stop.to_string());
-    meta.insert("removed_units".into(), rec.removed.to_string());
-    if let Some(s) = rec.selected_units {
-        meta.insert("selected_units".into(), s.to_string());
-    }
+    let settings = FwFitSettings {
+        max_units: f.max_units,
+        lambda: f.lambda,
+        bias_lr: f.bias_lr,
+        chains,
+        k,
+        fall_tol: f.fall_tol,
+        fall_patience: f.fall_patience,
+        lbfgs_iters: f.lbfgs_iters,
+        lbfgs_tol: f.lbfgs_tol,
+        starts: f.starts,
+        bias_steps: f.bias_steps,
+        bias_tol: f.bias_tol,
+        away: f.away,
+        free_alpha: f.free_alpha,
+        eval_every: a.eval_every,
+        early_stop: a.early_stop,
+        gap_tol: a.gap_tol,
+        binarize,
+        init_model: a.model.as_ref().map(|p| p.display().to_string()),
+    };
+    let meta = provenance::fw_fit(
+        &settings,
+        seed,
+        &rec.stop,
+        rec.removed,
+        rec.selected_units,
+        Some(&DataFile::of(&a.data)?),
+    );
     save_fw_model(&a.output, &fit.model, &meta)
         .with_context(|| format!("writing the model to {}", a.output.display()))?;
     if let (Some(path), Some(sel)) = (&f.selected_output, &fit.record.selected) {

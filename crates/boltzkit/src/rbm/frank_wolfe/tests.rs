@@ -340,7 +340,7 @@ fn results_do_not_depend_on_thread_count() {
 fn size_selection_records_the_gap_and_stops_when_it_grows() {
     let data = bas();
     // a validation set of half the patterns: the gap grows as the model fits the rest
-    let x = data.values().clone();
+    let x = data.values();
     let train = Dataset::binary(x.slice(ndarray::s![..7, ..]).to_owned()).unwrap();
     let valid = Dataset::binary(x.slice(ndarray::s![7.., ..]).to_owned()).unwrap();
     let params = FwParams::new()

@@ -1150,9 +1150,10 @@ mod tests {
         assert_eq!(f.metadata["algorithm"], "cd");
         assert_eq!(f.metadata["stop_reason"], "all epochs done");
 
-        // the exact observer refuses a model too large to enumerate
-        let wide = Dataset::binary(ndarray::Array2::zeros((2, 30))).unwrap();
-        let rbm = Rbm::zeros(30, 26).unwrap();
+        // the exact observer refuses a model too large to enumerate (both layers above
+        // exact::MAX_ENUM_UNITS = 30)
+        let wide = Dataset::binary(ndarray::Array2::zeros((2, 40))).unwrap();
+        let rbm = Rbm::zeros(40, 32).unwrap();
         let e = Trainer::new(rbm, &wide, TrainParams::new().epochs(1))
             .unwrap()
             .add_observer(ExactLogLikelihood::new("ll", wide.clone()), 1)

@@ -1,0 +1,394 @@
+//! What a model file records of the fit that made it: the metadata entries (`algorithm`,
+//! `settings`, `seed`, the stop reason, …) written once here, for every front end. The CLI
+//! (`rbm fit`, `rbm fit --algo frank-wolfe`, `fvbm fit`, `fsll fit`) and the Python package build their
+//! files' metadata with these functions, so the same fit gives the same file from either.
+//!
+//! Two kinds of entries are about the invocation, not the fit, and a front end fills them
+//! with what it has:
+//! - [`DataFile`]: `data_file` (the path as given) and `data_sha256` (of the file's bytes),
+//!   when the data came from a file (the CLI always; Python when told which file);
+//! - in the settings, the paths of a validation file (`valid`) and of a starting model
+//!   (`init_model`), and the reader's binarization of the data file (`binarize`).
+//!
+//! Every entry is a string; `settings` is JSON with sorted keys, `f32` settings written by
+//! their shortest decimal (`0.01`, not `0.009999999776482582`).
+
+use crate::data::Binarize;
+use crate::error::Result;
+use crate::fit::StopReason;
+use crate::fsll::{FsllParams, TransformPath};
+use crate::model::Metadata;
+use crate::rbm::train::Algorithm;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// The data file a model was fitted on: `data_file` and `data_sha256` in its metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataFile {
+    /// The path as the user gave it.
+    pub path: String,
+    /// SHA-256 of the file's bytes, in hex.
+    pub sha256: String,
+}
+
+impl DataFile {
+    /// The file at `path`, hashed.
+    pub fn of(path: &Path) -> Result<Self> {
+        Ok(DataFile {
+            path: path.display().to_string(),
+            sha256: crate::io::sha256_file(path)?,
+        })
+    }
+
+    /// Adds `data_file` and `data_sha256` to `meta`.
+    pub fn record(&self, meta: &mut Metadata) {
+        meta.insert("data_file".into(), self.path.clone());
+        meta.insert("data_sha256".into(), self.sha256.clone());
+    }
+}
+
+/// An `f32` setting as JSON: its shortest decimal (the value a user typed).
+pub fn f32_json(x: f32) -> Value {
+    x.to_string()
+        .parse::<f64>()
+        .map_or(Value::Null, Value::from)
+}
+
+/// The reader's binarization as a file records it: `None`, `Threshold(127.0)`, `Stochastic`.
+pub fn binarize_name(b: &Binarize) -> String {
+    match b {
+        Binarize::None => "None".into(),
+        Binarize::Threshold(t) => format!("Threshold({t:?})"),
+        Binarize::Stochastic { .. } => "Stochastic".into(),
+    }
+}
+
+/// The settings of an RBM training run (`rbm fit`, `RBM.fit`) as its file records them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RbmFitSettings {
+    /// The trainer (its `k`, `inner`, `replicas`, `loo` are recorded from it).
+    pub algorithm: Algorithm,
+    /// Hidden units.
+    pub hidden: usize,
+    /// Epochs asked for.
+    pub epochs: usize,
+    /// Learning rate (the first of a linear schedule).
+    pub lr: f32,
+    /// The last rate of a linear schedule.
+    pub lr_end: Option<f32>,
+    /// Mini-batch size (0: the full batch).
+    pub batch_size: usize,
+    /// Momentum.
+    pub momentum: f32,
+    /// Weight decay.
+    pub weight_decay: f32,
+    /// The validation file (its path), if any.
+    pub valid: Option<String>,
+    /// Whether the train − validation gap ends the run.
+    pub early_stop: bool,
+    /// The gap tolerance of early stopping.
+    pub gap_tol: f64,
+    /// The binarization of the data as read.
+    pub binarize: Binarize,
+    /// The starting model (a path, or what the front end knows of it), if not fresh.
+    pub init_model: Option<String>,
+}
+
+impl RbmFitSettings {
+    /// The `settings` entry: also what a checkpoint records and `--resume` compares.
+    pub fn to_json(&self) -> Value {
+        let a = self.algorithm;
+        let (k, inner, replicas) = match a {
+            Algorithm::Sdcp { inner, k } | Algorithm::CsDcp { inner, k } => (k, Some(inner), None),
+            Algorithm::Pt { replicas, k } => (k, None, Some(replicas)),
+            Algorithm::Cd { k }
+            | Algorithm::Pcd { k }
+            | Algorithm::Cg { k }
+            | Algorithm::PopCd { k, .. } => (k, None, None),
+        };
+        json!({
+            "algo": a.name(), "hidden": self.hidden, "epochs": self.epochs,
+            "lr": f32_json(self.lr), "lr_end": self.lr_end.map(f32_json),
+            "batch_size": self.batch_size, "k": k, "inner": inner, "replicas": replicas,
+            "loo": matches!(a, Algorithm::PopCd { loo: true, .. }),
+            "valid": self.valid, "early_stop": self.early_stop, "gap_tol": self.gap_tol,
+            "momentum": f32_json(self.momentum), "weight_decay": f32_json(self.weight_decay),
+            "binarize": binarize_name(&self.binarize), "init_model": self.init_model,
+        })
+    }
+}
+
+/// The metadata of a trained RBM's file: `algorithm`, `settings`, `seed`, `epochs_done`,
+/// `stop_reason`, and the data file when there is one.
+pub fn rbm_fit(
+    settings: &RbmFitSettings,
+    seed: u64,
+    epochs_done: usize,
+    stop: &StopReason,
+    data: Option<&DataFile>,
+) -> Metadata {
+    let mut meta = Metadata::new();
+    meta.insert("algorithm".into(), settings.algorithm.name().into());
+    meta.insert("settings".into(), settings.to_json().to_string());
+    meta.insert("seed".into(), seed.to_string());
+    meta.insert("epochs_done".into(), epochs_done.to_string());
+    meta.insert("stop_reason".into(), stop.to_string());
+    if let Some(d) = data {
+        d.record(&mut meta);
+    }
+    meta
+}
+
+/// The settings of a Frank-Wolfe run (`rbm fit --algo frank-wolfe`, `FrankWolfeRBM.fit`) as
+/// its file records them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FwFitSettings {
+    /// The most units.
+    pub max_units: usize,
+    /// λ.
+    pub lambda: f64,
+    /// The bias learning rate.
+    pub bias_lr: f64,
+    /// Persistent chains.
+    pub chains: usize,
+    /// Gibbs steps per iteration.
+    pub k: usize,
+    /// The objective guard's tolerated fall.
+    pub fall_tol: f64,
+    /// The objective guard's patience.
+    pub fall_patience: usize,
+    /// L-BFGS iterations of a subproblem.
+    pub lbfgs_iters: usize,
+    /// L-BFGS gradient tolerance.
+    pub lbfgs_tol: f64,
+    /// Subproblem starts.
+    pub starts: usize,
+    /// Bias steps per iteration.
+    pub bias_steps: usize,
+    /// Bias tolerance.
+    pub bias_tol: f64,
+    /// Away steps.
+    pub away: bool,
+    /// The free-α step, if α is free.
+    pub free_alpha: Option<f64>,
+    /// Iterations between size evaluations.
+    pub eval_every: usize,
+    /// Whether the validation gap ends the run.
+    pub early_stop: bool,
+    /// The gap tolerance.
+    pub gap_tol: f64,
+    /// The binarization of the data as read.
+    pub binarize: Binarize,
+    /// The starting model (a path, or what the front end knows of it), if not fresh.
+    pub init_model: Option<String>,
+}
+
+impl FwFitSettings {
+    /// The `settings` entry.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "algo": "frank-wolfe", "max_units": self.max_units, "lambda": self.lambda,
+            "bias_lr": self.bias_lr, "chains": self.chains, "k": self.k,
+            "fall_tol": self.fall_tol, "fall_patience": self.fall_patience,
+            "lbfgs_iters": self.lbfgs_iters, "lbfgs_tol": self.lbfgs_tol,
+            "starts": self.starts, "bias_steps": self.bias_steps, "bias_tol": self.bias_tol,
+            "away": self.away, "free_alpha": self.free_alpha, "eval_every": self.eval_every,
+            "early_stop": self.early_stop, "gap_tol": self.gap_tol,
+            "binarize": binarize_name(&self.binarize), "init_model": self.init_model,
+        })
+    }
+}
+
+/// The metadata of a Frank-Wolfe model's file (the grown model's and the selected one's):
+/// `algorithm`, `settings`, `seed`, `stop_reason`, `removed_units`, `selected_units` when a
+/// size was selected, and the data file when there is one.
+pub fn fw_fit(
+    settings: &FwFitSettings,
+    seed: u64,
+    stop: &StopReason,
+    removed_units: usize,
+    selected_units: Option<usize>,
+    data: Option<&DataFile>,
+) -> Metadata {
+    let mut meta = Metadata::new();
+    meta.insert("algorithm".into(), "frank-wolfe".into());
+    meta.insert("settings".into(), settings.to_json().to_string());
+    meta.insert("seed".into(), seed.to_string());
+    meta.insert("stop_reason".into(), stop.to_string());
+    meta.insert("removed_units".into(), removed_units.to_string());
+    if let Some(s) = selected_units {
+        meta.insert("selected_units".into(), s.to_string());
+    }
+    if let Some(d) = data {
+        d.record(&mut meta);
+    }
+    meta
+}
+
+/// The settings of an FVBM fit (`fvbm fit`, `FVBM.fit`) as its file records them, by solver.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FvbmFitSettings {
+    /// An MPLE solver: `bslm`, `ga` or `newton`.
+    Mple {
+        /// `bslm`, `ga` or `newton`.
+        solver: &'static str,
+        /// The gain threshold τ.
+        tau: f64,
+        /// The gradient tolerance.
+        grad_tol: f64,
+        /// The L2 penalty.
+        l2: f64,
+        /// The gradient-ascent step μ.
+        mu: f64,
+        /// The most sweeps.
+        max_iterations: usize,
+    },
+    /// Exact maximum likelihood (`mle`).
+    Mle {
+        /// The L2 penalty.
+        l2: f64,
+        /// The most L-BFGS iterations.
+        max_iterations: usize,
+    },
+    /// Persistent contrastive divergence (`pcd`).
+    Pcd {
+        /// The learning rate.
+        learning_rate: f64,
+        /// Persistent chains.
+        chains: usize,
+        /// Updates.
+        updates: usize,
+        /// The L2 penalty.
+        l2: f64,
+    },
+}
+
+impl FvbmFitSettings {
+    /// The solver's name (the `algorithm` entry).
+    pub fn algorithm(&self) -> &'static str {
+        match self {
+            FvbmFitSettings::Mple { solver, .. } => solver,
+            FvbmFitSettings::Mle { .. } => "mle",
+            FvbmFitSettings::Pcd { .. } => "pcd",
+        }
+    }
+
+    /// The `settings` entry.
+    pub fn to_json(&self) -> Value {
+        match *self {
+            FvbmFitSettings::Mple {
+                tau,
+                grad_tol,
+                l2,
+                mu,
+                max_iterations,
+                ..
+            } => json!({"tau": tau, "grad_tol": grad_tol, "l2": l2, "mu": mu,
+                "max_iterations": max_iterations}),
+            FvbmFitSettings::Mle { l2, max_iterations } => {
+                json!({"l2": l2, "max_iterations": max_iterations})
+            }
+            FvbmFitSettings::Pcd {
+                learning_rate,
+                chains,
+                updates,
+                l2,
+            } => json!({"learning_rate": learning_rate, "chains": chains, "updates": updates,
+                "l2": l2}),
+        }
+    }
+}
+
+/// The metadata of a fitted FVBM's file: `algorithm`, `settings`, `seed` when the fit drew
+/// random numbers, and the data file when there is one.
+pub fn fvbm_fit(
+    settings: &FvbmFitSettings,
+    seed: Option<u64>,
+    data: Option<&DataFile>,
+) -> Metadata {
+    let mut meta = Metadata::new();
+    meta.insert("algorithm".into(), settings.algorithm().into());
+    meta.insert("settings".into(), settings.to_json().to_string());
+    if let Some(s) = seed {
+        meta.insert("seed".into(), s.to_string());
+    }
+    if let Some(d) = data {
+        d.record(&mut meta);
+    }
+    meta
+}
+
+/// The metadata of a fitted FSLL model's file: `algorithm` (`fsll-greedy-mdl`), `settings`
+/// (`params` with the transform path the run took, `used_path`), `record` (the front end's
+/// JSON of the run: the CLI's run figures, Python's the learner's record), and the data file
+/// when there is one.
+pub fn fsll_fit(
+    params: &FsllParams,
+    used_path: TransformPath,
+    record: String,
+    data: Option<&DataFile>,
+) -> Metadata {
+    let mut meta = Metadata::new();
+    meta.insert("algorithm".into(), "fsll-greedy-mdl".into());
+    let settings = json!({
+        "epsilon": params.epsilon,
+        "max_iterations": params.max_iterations,
+        "refresh_every": params.refresh_every,
+        "path": used_path,
+    });
+    meta.insert("settings".into(), settings.to_string());
+    meta.insert("record".into(), record);
+    if let Some(d) = data {
+        d.record(&mut meta);
+    }
+    meta
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rbm_settings_record_the_algorithm_parts_and_short_decimals() {
+        let s = RbmFitSettings {
+            algorithm: "sdcp-3-4".parse().unwrap(),
+            hidden: 5,
+            epochs: 3,
+            lr: 0.01,
+            lr_end: None,
+            batch_size: 100,
+            momentum: 0.0,
+            weight_decay: 0.0,
+            valid: None,
+            early_stop: false,
+            gap_tol: 5.0,
+            binarize: Binarize::Threshold(127.0),
+            init_model: None,
+        };
+        let j = s.to_json();
+        assert_eq!(j["lr"], json!(0.01));
+        assert_eq!((j["inner"].clone(), j["k"].clone()), (json!(3), json!(4)));
+        assert_eq!(j["replicas"], Value::Null);
+        assert_eq!(j["binarize"], json!("Threshold(127.0)"));
+        let stop = StopReason::MaxEpochs;
+        let data = DataFile {
+            path: "x.npy".into(),
+            sha256: "ab".into(),
+        };
+        let m = rbm_fit(&s, 7, 3, &stop, Some(&data));
+        let keys: Vec<&str> = m.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "algorithm",
+                "data_file",
+                "data_sha256",
+                "epochs_done",
+                "seed",
+                "settings",
+                "stop_reason"
+            ]
+        );
+        assert!(!rbm_fit(&s, 7, 3, &stop, None).contains_key("data_file"));
+    }
+}
