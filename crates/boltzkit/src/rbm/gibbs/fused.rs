@@ -67,6 +67,9 @@ impl Scan {
 
     pub(super) fn of(lists: &mut IndexLists, x: &[f32], width: usize) -> Scan {
         if x.is_empty() {
+            // a block without rows (a batch smaller than the chains, e.g. PCD's last batch)
+            // must hold no lists: stale ones from a larger batch would be summed into it
+            let _ = lists.rows_or_complements_of(x, width, 1.0);
             return Scan::NONE;
         }
         match lists.rows_or_complements_of(x, width, 1.0) {

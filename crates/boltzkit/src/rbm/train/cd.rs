@@ -335,8 +335,8 @@ mod tests {
 
     /// The fused step ([`GibbsChains::fused_step`]) equals the layer-at-a-time reference bit
     /// for bit: CD and PCD, k = 1 and 3, sparse, complemented and dense (non-binary data,
-    /// hidden layers past the sparse switch) products, a PCD batch of another size, and 1, 2
-    /// or 3 threads.
+    /// hidden layers past the sparse switch) products, PCD batches of other sizes (down to one
+    /// row), and 1, 2 or 3 threads.
     #[test]
     fn fused_step_equals_layer_by_layer_reference() {
         let mut rng = rng_from_seed(21);
@@ -347,7 +347,14 @@ mod tests {
         };
         for (nv, nh, sd) in [(41, 23, 1.5), (300, 700, 0.05), (19, 600, 0.8)] {
             let rbm = Rbm::random(nv, nh, sd, &mut rng_from_seed(nv as u64)).unwrap();
-            let mut batches = vec![bits(13 * nv, 0.1), bits(13 * nv, 0.65), bits(9 * nv, 0.2)];
+            // a one-row batch after larger ones: PCD's blocks then hold no data rows (the
+            // last batch of an epoch; stale lists there once broke the fused step)
+            let mut batches = vec![
+                bits(13 * nv, 0.1),
+                bits(13 * nv, 0.65),
+                bits(9 * nv, 0.2),
+                bits(nv, 0.3),
+            ];
             // probabilities, not states: the dense products
             batches.push(bits(13 * nv, 0.5).iter().map(|x| 0.25 + 0.5 * x).collect());
             for persistent in [true, false] {
