@@ -11,6 +11,7 @@ mod fitting;
 mod functions;
 mod model;
 mod run;
+mod testing;
 
 use pyo3::prelude::*;
 
@@ -25,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::read_dataset, m)?)?;
     m.add_function(wrap_pyfunction!(functions::fvbm_inference, m)?)?;
     m.add_function(wrap_pyfunction!(functions::kl_divergence, m)?)?;
+    m.add_function(wrap_pyfunction!(testing::_panic_in_worker, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

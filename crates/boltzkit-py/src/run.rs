@@ -48,7 +48,26 @@ pub fn released<R: Send>(
     work: impl FnOnce() -> R + Send,
 ) -> PyResult<R> {
     let pool = pool(threads)?;
-    Ok(py.detach(|| in_pool(pool.as_ref(), work)))
+    py.detach(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            in_pool(pool.as_ref(), work)
+        }))
+    })
+    .map_err(|payload| panic_error(payload.as_ref()))
+}
+
+/// A panic inside the library as a Python `RuntimeError` (pyo3 would raise its own
+/// `PanicException`, a `BaseException` that `except Exception` does not catch), with the
+/// panic's message.
+fn panic_error(payload: &(dyn std::any::Any + Send)) -> PyErr {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    PyRuntimeError::new_err(format!(
+        "internal error in boltzkit (a bug: please report it): {msg}"
+    ))
 }
 
 /// Runs `work` on a worker thread (inside a pool of `threads` workers) while this thread
@@ -65,6 +84,10 @@ pub fn interruptible<R: Send>(
     let (tx, rx) = channel();
     std::thread::scope(|s| {
         let worker = s.spawn(|| {
+            // `tx` moves into the worker, so a panic there drops it and the wait below sees
+            // the channel disconnect (a borrowed `tx` would outlive the panic: the wait would
+            // poll forever)
+            let tx = tx;
             let r = in_pool(pool.as_ref(), work);
             // the receiver outlives the worker: it is only dropped after the join below
             let _ = tx.send(r);
@@ -92,9 +115,9 @@ pub fn interruptible<R: Send>(
         let joined = py.detach(|| worker.join());
         match (result, joined) {
             (Some(r), _) => Ok((r, signal)),
-            (None, Err(_)) | (None, Ok(())) => Err(PyRuntimeError::new_err(
-                "the worker thread stopped without a result (a panic in the library: please \
-                 report it)",
+            (None, Err(payload)) => Err(panic_error(payload.as_ref())),
+            (None, Ok(())) => Err(PyRuntimeError::new_err(
+                "the worker thread stopped without a result (a bug in boltzkit: please report it)",
             )),
         }
     })
