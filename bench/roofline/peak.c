@@ -32,23 +32,37 @@ static void record(__m256 v, double dt, double *tmax) {
     }
 }
 
-// ITER × CHAINS eight-wide operations per thread.
+// ITER × CHAINS eight-wide operations per thread. The twelve accumulators are separate
+// variables, not an array: with an array gcc kept them on the stack and every operation
+// became a load, the operation and a store, which measured the store-to-load forwarding
+// latency (1.75 G/s per core) instead of the arithmetic (the first version of this file).
+#define OP12(OP)                                                                            \
+    OP(a0); OP(a1); OP(a2); OP(a3); OP(a4); OP(a5); OP(a6); OP(a7); OP(a8); OP(a9); OP(a10); \
+    OP(a11)
 static double reg_ops(long iter, int fma) {
     double tmax = 0;
 #pragma omp parallel
     {
         double t0 = now();
-        __m256 a[CHAINS];
         __m256 x = _mm256_set1_ps(1e-7f), y = _mm256_set1_ps(0.999999f);
-        for (int c = 0; c < CHAINS; c++) a[c] = _mm256_set1_ps((float)c);
-        for (long i = 0; i < iter; i++) {
-            for (int c = 0; c < CHAINS; c++)
-                a[c] = fma ? _mm256_fmadd_ps(a[c], y, x) : _mm256_add_ps(a[c], x);
-            __asm__ volatile("" : "+x"(a[0]), "+x"(a[1]), "+x"(a[2]), "+x"(a[3]), "+x"(a[4]), "+x"(a[5]),
-                             "+x"(a[6]), "+x"(a[7]), "+x"(a[8]), "+x"(a[9]), "+x"(a[10]), "+x"(a[11]));
-        }
-        __m256 s = a[0];
-        for (int c = 1; c < CHAINS; c++) s = _mm256_add_ps(s, a[c]);
+        __m256 a0 = _mm256_set1_ps(0), a1 = _mm256_set1_ps(1), a2 = _mm256_set1_ps(2),
+               a3 = _mm256_set1_ps(3), a4 = _mm256_set1_ps(4), a5 = _mm256_set1_ps(5),
+               a6 = _mm256_set1_ps(6), a7 = _mm256_set1_ps(7), a8 = _mm256_set1_ps(8),
+               a9 = _mm256_set1_ps(9), a10 = _mm256_set1_ps(10), a11 = _mm256_set1_ps(11);
+#define ADD(a) a = _mm256_add_ps(a, x)
+#define FMA(a) a = _mm256_fmadd_ps(a, y, x)
+// an empty asm that "changes" the accumulators, so the compiler keeps all twelve chains
+// (without it gcc merged the additions of the same constant into one chain)
+#define KEEP                                                                               \
+    __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5),      \
+                     "+x"(a6), "+x"(a7), "+x"(a8), "+x"(a9), "+x"(a10), "+x"(a11))
+        if (fma)
+            for (long i = 0; i < iter; i++) { OP12(FMA); KEEP; }
+        else
+            for (long i = 0; i < iter; i++) { OP12(ADD); KEEP; }
+        __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                                 _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+        s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
         record(s, now() - t0, &tmax);
     }
     return tmax;
@@ -66,14 +80,19 @@ static double l1_adds(long reps, long *n_adds) {
         for (int i = 0; i < rows * 8; i++) blk[i] = 1e-6f * i;
         unsigned s = 12345u + omp_get_thread_num();
         for (int i = 0; i < len; i++) { s = s * 1664525u + 1013904223u; idx[i] = (s >> 8) % rows; }
-        __m256 a[8];
-        for (int c = 0; c < 8; c++) a[c] = _mm256_setzero_ps();
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+               a7 = a0;
         double t0 = now();
+#define LD(c) _mm256_load_ps(blk + 8 * idx[i + c])
         for (long r = 0; r < reps; r++)
-            for (int i = 0; i < len; i += 8)
-                for (int c = 0; c < 8; c++) a[c] = _mm256_add_ps(a[c], _mm256_load_ps(blk + 8 * idx[i + c]));
-        __m256 t = a[0];
-        for (int c = 1; c < 8; c++) t = _mm256_add_ps(t, a[c]);
+            for (int i = 0; i < len; i += 8) {
+                a0 = _mm256_add_ps(a0, LD(0)); a1 = _mm256_add_ps(a1, LD(1));
+                a2 = _mm256_add_ps(a2, LD(2)); a3 = _mm256_add_ps(a3, LD(3));
+                a4 = _mm256_add_ps(a4, LD(4)); a5 = _mm256_add_ps(a5, LD(5));
+                a6 = _mm256_add_ps(a6, LD(6)); a7 = _mm256_add_ps(a7, LD(7));
+            }
+        __m256 t = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                                 _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
         record(t, now() - t0, &tmax);
         total += reps * len;
         free(blk);

@@ -47,19 +47,26 @@ impl CommonArgs {
     /// Sets the size of rayon's global pool from `--threads` (once per process; without
     /// `--threads` rayon uses all cores). For commands that use no randomness.
     pub fn init_threads(&self) -> anyhow::Result<()> {
-        static POOL: OnceLock<Result<(), String>> = OnceLock::new();
-        let result = POOL.get_or_init(|| match self.threads {
-            Some(n) => rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build_global()
-                .map_err(|e| e.to_string()),
-            None => Ok(()),
-        });
-        result
-            .clone()
-            .map_err(anyhow::Error::msg)
-            .context("setting up the worker threads")
+        set_up_pool(self.threads)
     }
+}
+
+/// Sizes rayon's global pool: `threads` workers, or all cores when `None` (rayon's default).
+/// Takes effect once per process; later calls return the first call's outcome. `main` calls
+/// it with the command's `--threads` before running the command on the pool.
+pub fn set_up_pool(threads: Option<usize>) -> anyhow::Result<()> {
+    static POOL: OnceLock<Result<(), String>> = OnceLock::new();
+    let result = POOL.get_or_init(|| match threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .map_err(|e| e.to_string()),
+        None => Ok(()),
+    });
+    result
+        .clone()
+        .map_err(anyhow::Error::msg)
+        .context("setting up the worker threads")
 }
 
 impl boltzkit_repro::cli::Common for CommonArgs {

@@ -468,15 +468,43 @@ pub fn visible_means(data: &Dataset) -> Result<Vec<f64>> {
     if !data.is_binary() {
         return Err(Error::InvalidData("an RBM needs binary (0/1) data".into()));
     }
-    let mut sum = vec![0u64; data.n_vars()];
-    for row in data.values().outer_iter() {
-        sum.iter_mut()
-            .zip(row.iter())
-            .for_each(|(s, &x)| *s += u64::from(x));
-    }
+    // integer counts: exact in any order, so blocks of rows in parallel give the same
+    // figures (serial, this pass was 3% of a one-epoch MNIST fit, which starts here)
+    let d = data.n_vars();
+    let sum = (0..data.n_samples().div_ceil(MEANS_BLOCK))
+        .into_par_iter()
+        .map(|blk| {
+            let mut count = vec![0u32; d];
+            let rows = blk * MEANS_BLOCK..data.n_samples().min((blk + 1) * MEANS_BLOCK);
+            for r in rows {
+                count
+                    .iter_mut()
+                    .zip(data.sample(r).iter())
+                    .for_each(|(s, &x)| *s += u32::from(x));
+            }
+            count
+        })
+        .fold(
+            || vec![0u64; d],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(a, &b)| *a += u64::from(b));
+                a
+            },
+        )
+        .reduce(
+            || vec![0u64; d],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(a, &b)| *a += b);
+                a
+            },
+        );
     let n = data.n_samples() as f64;
     Ok(sum.iter().map(|&s| s as f64 / n).collect())
 }
+
+/// Rows per task of [`visible_means`]: counted in `u32` within a block (vectorizes), added
+/// up in `u64`.
+const MEANS_BLOCK: usize = 4096;
 
 /// Rows per block of [`mean_neg_free_energy`].
 const FREE_ENERGY_BLOCK: usize = 256;
@@ -545,19 +573,28 @@ pub fn states_to_dataset(v: &[f32], n_visible: usize) -> Result<Dataset> {
 pub fn fill_batch(data: &Dataset, rows: &[usize], out: &mut [f32]) -> Result<()> {
     let d = data.n_vars();
     check_len("fill_batch", "out", out.len(), rows.len() * d)?;
-    for (&r, dst) in rows.iter().zip(out.chunks_exact_mut(d)) {
-        if r >= data.n_samples() {
-            return Err(Error::param(
-                "rows",
-                format!("row {r} is past the {} samples", data.n_samples()),
-            ));
-        }
-        dst.iter_mut()
-            .zip(data.sample(r).iter())
-            .for_each(|(o, &x)| *o = f32::from(x));
+    if let Some(&r) = rows.iter().find(|&&r| r >= data.n_samples()) {
+        return Err(Error::param(
+            "rows",
+            format!("row {r} is past the {} samples", data.n_samples()),
+        ));
     }
+    // in parallel over blocks of rows: reading shuffled rows waits on memory (serial, 77 µs
+    // of each PCD-1 MNIST update, while the other thread slept; issue 19)
+    rows.par_chunks(FILL_BLOCK)
+        .zip(out.par_chunks_mut(FILL_BLOCK * d.max(1)))
+        .for_each(|(rows, out)| {
+            for (&r, dst) in rows.iter().zip(out.chunks_exact_mut(d.max(1))) {
+                dst.iter_mut()
+                    .zip(data.sample(r).iter())
+                    .for_each(|(o, &x)| *o = f32::from(x));
+            }
+        });
     Ok(())
 }
+
+/// Rows per task of [`fill_batch`].
+const FILL_BLOCK: usize = 32;
 
 fn normal(sigma: f32) -> Result<Normal<f32>> {
     if !(sigma.is_finite() && sigma >= 0.0) {
