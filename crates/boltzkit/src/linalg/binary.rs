@@ -745,6 +745,32 @@ pub fn sum_selected_serial(lists: &IndexLists, packed: &Packed, out: &mut [f32])
     unsafe { sum_strips(lists, packed, totals, out.as_mut_ptr(), 0..packed.strips()) };
 }
 
+/// [`sum_selected_serial`] of two sets of lists against the same packed matrix in one pass
+/// over its strips: each strip, loaded into L1 once, serves both (a CD / PCD step's data and
+/// chains against `W`). Each output the same bits as two separate calls.
+///
+/// # Panics
+/// As [`sum_selected_serial`], for either set.
+pub fn sum_selected_serial_pair(
+    (lists_a, out_a): (&IndexLists, &mut [f32]),
+    (lists_b, out_b): (&IndexLists, &mut [f32]),
+    packed: &Packed,
+) {
+    let totals_a = checked_totals(lists_a, packed, out_a);
+    let totals_b = checked_totals(lists_b, packed, out_b);
+    for s in 0..packed.strips() {
+        // SAFETY: as `sum_selected_serial`, for each set (its checks passed above)
+        unsafe {
+            if let Some(t) = totals_a {
+                sum_strips(lists_a, packed, t, out_a.as_mut_ptr(), s..s + 1);
+            }
+            if let Some(t) = totals_b {
+                sum_strips(lists_b, packed, t, out_b.as_mut_ptr(), s..s + 1);
+            }
+        }
+    }
+}
+
 /// Runs the AVX2 kernel for the strip width when the CPU has AVX2, else
 /// [`sum_strips_portable`].
 ///

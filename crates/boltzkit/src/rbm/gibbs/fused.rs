@@ -37,16 +37,14 @@ struct BlockLists {
 /// Fewest rows per block when the rows are split across threads.
 pub(super) const MIN_BLOCK_ROWS: usize = 8;
 
-/// Blocks of rows for `rows` rows: one on one thread (every strip of `W` serves all rows),
-/// else two per thread (balance when a thread is slowed), at least [`MIN_BLOCK_ROWS`] rows
-/// each. The bits do not depend on it.
+/// Blocks of rows for `rows` rows: one per thread, at least [`MIN_BLOCK_ROWS`] rows each.
+/// Each block streams all of `W` through L1 once per product, so fewer blocks mean less
+/// traffic: on the quiet 2-core machine a PCD-1 MNIST epoch took 1.00 s with one block per
+/// thread against 1.04-1.09 s with two, 1.06-1.12 s with four (issue 19). The bits do not
+/// depend on it.
 pub(super) fn n_blocks(rows: usize) -> usize {
     let t = rayon::current_num_threads();
-    if t <= 1 {
-        1
-    } else {
-        (2 * t).min(rows.div_ceil(MIN_BLOCK_ROWS)).max(1)
-    }
+    t.min(rows.div_ceil(MIN_BLOCK_ROWS)).max(1)
 }
 
 /// What a block's lists hold after a stage: whether every entry was 0/1, the entries listed
@@ -340,15 +338,28 @@ impl GibbsChains {
     ) -> Scan {
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
         self.stage(v, p_pos, scratch, bounds, nv, nh, |b| {
+            // the data's and the chains' products by the same packed W: one pass over its
+            // strips for both (each strip loaded once)
+            let both = match (pos, chain) {
+                (Some(Some(w)), Chain::Product(Some(w2))) if std::ptr::eq(w, w2) => {
+                    binary::sum_selected_serial_pair(
+                        (&b.lists.data, &mut *b.p_pos),
+                        (&b.lists.chain, &mut *b.ph),
+                        w,
+                    );
+                    true
+                }
+                _ => false,
+            };
             if let Some(w) = pos {
-                if let Some(w) = w {
+                if let (Some(w), false) = (w, both) {
                     binary::sum_selected_serial(&b.lists.data, w, b.p_pos);
                 }
                 bias_sigmoid(b.p_pos, rbm.c());
             }
             match chain {
                 Chain::Product(w) => {
-                    if let Some(w) = w {
+                    if let (Some(w), false) = (w, both) {
                         binary::sum_selected_serial(&b.lists.chain, w, b.ph);
                     }
                     bias_sigmoid(b.ph, rbm.c());

@@ -44,6 +44,7 @@ pub use params::{CheckedTrainParams, LearningRate, TrainParams};
 pub use popcd::{PopCd, Weighting};
 pub use pt::Pt;
 pub use sdcp::Sdcp;
+pub(crate) use sgd::GuardVerdict;
 pub use sgd::{Sgd, SgdParams};
 pub use trainer::{divergence, StopReason, TrainOutcome, TrainRecord, TrainState, Trainer, Update};
 

@@ -89,6 +89,7 @@ impl SgdParams {
         Ok(Sgd {
             params: self,
             velocity: None,
+            guard: None,
         })
     }
 }
@@ -98,6 +99,33 @@ impl SgdParams {
 pub struct Sgd {
     params: SgdParams,
     velocity: Option<Gradient>,
+    /// The training loop's divergence guard, when folded into the next step.
+    guard: Option<StepGuard>,
+}
+
+/// The divergence guard carried out inside [`Sgd::step`] (issue 19): the first step after
+/// [`Sgd::arm_guard`] copies each parameter into `backup` before changing it and checks the
+/// new value against `bound`, in the same pass over the parameters. The loop's separate copy
+/// of the model before each update and its scan after (two more passes over `W` per
+/// mini-batch) are then not needed.
+#[derive(Debug, Clone)]
+struct StepGuard {
+    backup: Rbm,
+    bound: f32,
+    steps: u32,
+    bad: bool,
+}
+
+/// What [`Sgd::disarm_guard`] reports about the steps since [`Sgd::arm_guard`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GuardVerdict {
+    /// No step: the model and the backup are as they were.
+    NotStepped,
+    /// One step, its new parameters checked: `bad` when one is not finite or exceeds the
+    /// bound. The backup holds the model before it.
+    Checked { bad: bool },
+    /// Several steps: the backup holds the model before the first; the result is unchecked.
+    Unchecked,
 }
 
 impl Sgd {
@@ -152,24 +180,96 @@ impl Sgd {
                 found: format!("w {}, b {}, c {}", vel.w.len(), vel.b.len(), vel.c.len()),
             });
         }
-        let (w, b, c) = rbm.params_mut();
-        // elementwise, in parallel over fixed chunks: the same bits for any thread count
-        let update = |theta: &mut [f32], vel: &mut [f32], g: &[f32], decay: f32| {
-            theta
-                .par_chunks_mut(CHUNK)
-                .zip(vel.par_chunks_mut(CHUNK))
-                .zip(g.par_chunks(CHUNK))
-                .for_each(|((theta, vel), g)| {
-                    for ((t, d), &gi) in theta.iter_mut().zip(vel.iter_mut()).zip(g) {
-                        *d = mom * *d + lr * (gi - decay * *t);
-                        *t += *d;
-                    }
-                });
+        let guard = match &mut self.guard {
+            Some(g) => {
+                g.steps += 1;
+                (g.steps == 1).then_some(g)
+            }
+            None => None,
         };
-        update(w, &mut vel.w, &grad.w, wd);
-        update(b, &mut vel.b, &grad.b, 0.0);
-        update(c, &mut vel.c, &grad.c, 0.0);
+        let (w, b, c) = rbm.params_mut();
+        let Some(g) = guard else {
+            // elementwise, in parallel over fixed chunks: the same bits for any thread count
+            let update = |theta: &mut [f32], vel: &mut [f32], g: &[f32], decay: f32| {
+                theta
+                    .par_chunks_mut(CHUNK)
+                    .zip(vel.par_chunks_mut(CHUNK))
+                    .zip(g.par_chunks(CHUNK))
+                    .for_each(|((theta, vel), g)| {
+                        for ((t, d), &gi) in theta.iter_mut().zip(vel.iter_mut()).zip(g) {
+                            *d = mom * *d + lr * (gi - decay * *t);
+                            *t += *d;
+                        }
+                    });
+            };
+            update(w, &mut vel.w, &grad.w, wd);
+            update(b, &mut vel.b, &grad.b, 0.0);
+            update(c, &mut vel.c, &grad.c, 0.0);
+            return Ok(());
+        };
+        if (g.backup.n_visible(), g.backup.n_hidden()) != (nv, nh) {
+            return Err(Error::Internal(format!(
+                "Sgd::step: the guard's backup is {} × {}, the model {nv} × {nh}",
+                g.backup.n_visible(),
+                g.backup.n_hidden()
+            )));
+        }
+        // the same arithmetic, each old value kept in the backup and each new one checked
+        let bound = g.bound.min(f32::MAX);
+        let (bw, bb, bc) = g.backup.params_mut();
+        let update =
+            |theta: &mut [f32], vel: &mut [f32], g: &[f32], decay: f32, keep: &mut [f32]| {
+                theta
+                    .par_chunks_mut(CHUNK)
+                    .zip(vel.par_chunks_mut(CHUNK))
+                    .zip(g.par_chunks(CHUNK))
+                    .zip(keep.par_chunks_mut(CHUNK))
+                    .map(|(((theta, vel), g), keep)| {
+                        let mut bad = 0u32;
+                        for (((t, d), &gi), k) in
+                            theta.iter_mut().zip(vel.iter_mut()).zip(g).zip(keep)
+                        {
+                            *k = *t;
+                            *d = mom * *d + lr * (gi - decay * *t);
+                            *t += *d;
+                            // true for NaN, as the loop's own check (`divergence`)
+                            #[allow(clippy::neg_cmp_op_on_partial_ord)]
+                            let out = !(t.abs() <= bound);
+                            bad |= u32::from(out);
+                        }
+                        bad != 0
+                    })
+                    .reduce(|| false, |a, b| a | b)
+            };
+        let bad_w = update(w, &mut vel.w, &grad.w, wd, bw);
+        let bad_b = update(b, &mut vel.b, &grad.b, 0.0, bb);
+        let bad_c = update(c, &mut vel.c, &grad.c, 0.0, bc);
+        g.bad = bad_w | bad_b | bad_c;
         Ok(())
+    }
+
+    /// Folds the training loop's divergence guard into the next step: that step copies the
+    /// model into `backup` (same shape as the model it will step) as it updates it, and
+    /// checks every new parameter against `bound` (finite, `|θ| ≤ bound`).
+    pub(crate) fn arm_guard(&mut self, backup: Rbm, bound: f32) {
+        self.guard = Some(StepGuard {
+            backup,
+            bound,
+            steps: 0,
+            bad: false,
+        });
+    }
+
+    /// Ends [`Sgd::arm_guard`]: the backup back, and what the steps since showed (`None`
+    /// when no guard was armed).
+    pub(crate) fn disarm_guard(&mut self) -> Option<(Rbm, GuardVerdict)> {
+        let g = self.guard.take()?;
+        let verdict = match g.steps {
+            0 => GuardVerdict::NotStepped,
+            1 => GuardVerdict::Checked { bad: g.bad },
+            _ => GuardVerdict::Unchecked,
+        };
+        Some((g.backup, verdict))
     }
 }
 

@@ -34,8 +34,8 @@
 
 use super::CheckedRbmParams;
 use super::{
-    Algorithm, Cd, Centered, CheckedTrainParams, Gradient, GradientEstimator, Observer, PopCd,
-    Progress, Pt, Sdcp, Sgd, SgdParams, TrainParams, Weighting,
+    Algorithm, Cd, Centered, CheckedTrainParams, Gradient, GradientEstimator, GuardVerdict,
+    Observer, PopCd, Progress, Pt, Sdcp, Sgd, SgdParams, TrainParams, Weighting,
 };
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -103,6 +103,13 @@ pub trait Update {
         None
     }
 
+    /// True when `update` changes the model only through `sgd.step` (then the loop folds
+    /// its divergence guard into the first step: one pass over the parameters instead of
+    /// three). False, the safe default, for an update that may change it otherwise.
+    fn changes_model_only_by_sgd(&self) -> bool {
+        false
+    }
+
     /// The update's state between mini-batches (chains, their generators, offsets) for a
     /// checkpoint ([`TrainState::update`]); `Ok(None)`, the default, means it cannot be saved,
     /// and such a run cannot be resumed.
@@ -153,6 +160,11 @@ impl<E: GradientEstimator + ?Sized> Update for E {
         sgd.step(rbm, grad)
     }
 
+    /// An estimator sees the model read-only: only the step changes it.
+    fn changes_model_only_by_sgd(&self) -> bool {
+        true
+    }
+
     fn report(&mut self, out: &mut BTreeMap<String, f64>) {
         GradientEstimator::report(self, out)
     }
@@ -175,6 +187,11 @@ impl Update for Sdcp {
         grad: &mut Gradient,
     ) -> Result<()> {
         self.step(rbm, v, sgd, grad)
+    }
+
+    /// Alg. 3 changes the model only by its `d` SGD steps.
+    fn changes_model_only_by_sgd(&self) -> bool {
+        true
     }
 
     fn save_state(&self) -> Result<Option<serde_json::Value>> {
@@ -553,7 +570,8 @@ impl<'d> Trainer<'d> {
 
         let mut batch = vec![0f32; bs * nv];
         let mut grad = Gradient::like(&rbm);
-        let mut last_good = rbm.clone();
+        let mut last_good = Some(rbm.clone());
+        let fold_guard = engine.changes_model_only_by_sgd();
         let mut epochs_done = first_epoch;
         let epochs = if stop == StopReason::MaxEpochs {
             p.epochs
@@ -569,11 +587,30 @@ impl<'d> Trainer<'d> {
             for rows in order.chunks(bs) {
                 let v = &mut batch[..rows.len() * nv];
                 fill_batch(data, rows, v)?;
-                copy_params(&mut last_good, &rbm);
-                engine.update(&mut rbm, v, &mut sgd, &mut grad)?;
+                let mut good = last_good.take().expect("the last good model is put back");
+                let verdict = if fold_guard {
+                    sgd.arm_guard(good, p.max_abs_param);
+                    let updated = engine.update(&mut rbm, v, &mut sgd, &mut grad);
+                    let (backup, verdict) = sgd.disarm_guard().expect("armed above");
+                    good = backup;
+                    updated?;
+                    verdict
+                } else {
+                    copy_params(&mut good, &rbm);
+                    engine.update(&mut rbm, v, &mut sgd, &mut grad)?;
+                    GuardVerdict::Unchecked
+                };
                 step += 1;
-                if let Some(detail) = divergence(&rbm, p.max_abs_param) {
-                    std::mem::swap(&mut rbm, &mut last_good);
+                // the step's own check when it made one (the full scan only to say what is
+                // wrong, or when the step did not check)
+                let diverged = match verdict {
+                    GuardVerdict::Checked { bad: false } | GuardVerdict::NotStepped => None,
+                    _ => divergence(&rbm, p.max_abs_param),
+                };
+                last_good = Some(good);
+                if let Some(detail) = diverged {
+                    let good = last_good.as_mut().expect("put back above");
+                    std::mem::swap(&mut rbm, good);
                     stop = StopReason::Diverged {
                         epoch: epoch + 1,
                         step,
