@@ -277,6 +277,56 @@ impl Sgd {
 mod tests {
     use super::*;
 
+    /// The guarded step (the loop's divergence guard folded in) against the plain step and
+    /// the loop's own check: the same model bits, the backup equal to the model before, the
+    /// verdict of `divergence`; no step, and several steps, reported as such.
+    #[test]
+    fn guarded_step_equals_plain_step_and_the_loops_check() {
+        use crate::rbm::train::trainer::divergence;
+        use crate::rng::rng_from_seed;
+        // more parameters than one parallel chunk, so the flag is reduced across chunks
+        let (nv, nh) = (300, 70);
+        let rbm0 = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(1)).unwrap();
+        let mut rng = rng_from_seed(2);
+        let grad = Gradient {
+            w: Rbm::random(nv, nh, 3.0, &mut rng).unwrap().w().to_vec(),
+            b: vec![0.5; nv],
+            c: vec![-0.25; nh],
+        };
+        let params = SgdParams::new()
+            .learning_rate(0.3)
+            .momentum(0.5)
+            .weight_decay(0.01);
+        for bound in [f32::INFINITY, 100.0, 2.0, 0.5] {
+            let (mut plain, mut guarded) = (rbm0.clone(), rbm0.clone());
+            let (mut s1, mut s2) = (params.check().unwrap(), params.check().unwrap());
+            for _ in 0..2 {
+                s1.step(&mut plain, &grad).unwrap();
+                let before = guarded.clone();
+                s2.arm_guard(Rbm::zeros(nv, nh).unwrap(), bound);
+                s2.step(&mut guarded, &grad).unwrap();
+                let (backup, verdict) = s2.disarm_guard().unwrap();
+                assert_eq!(guarded, plain, "bound {bound}");
+                assert_eq!(backup, before);
+                let bad = divergence(&guarded, bound).is_some();
+                assert_eq!(verdict, GuardVerdict::Checked { bad }, "bound {bound}");
+            }
+        }
+        let mut sgd = params.check().unwrap();
+        let mut rbm = rbm0.clone();
+        sgd.arm_guard(rbm0.clone(), 1.0);
+        assert_eq!(sgd.disarm_guard().unwrap().1, GuardVerdict::NotStepped);
+        sgd.arm_guard(Rbm::zeros(nv, nh).unwrap(), 1.0);
+        sgd.step(&mut rbm, &grad).unwrap();
+        sgd.step(&mut rbm, &grad).unwrap();
+        let (backup, verdict) = sgd.disarm_guard().unwrap();
+        assert_eq!((backup, verdict), (rbm0.clone(), GuardVerdict::Unchecked));
+        assert!(sgd.disarm_guard().is_none());
+        // a backup of another shape is refused, not half written
+        sgd.arm_guard(Rbm::zeros(nv, nh + 1).unwrap(), 1.0);
+        assert!(matches!(sgd.step(&mut rbm, &grad), Err(Error::Internal(_))));
+    }
+
     #[test]
     fn invalid_settings_name_their_field() {
         let field = |p: SgdParams| match p.check() {
