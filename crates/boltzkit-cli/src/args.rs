@@ -51,17 +51,23 @@ impl CommonArgs {
     }
 }
 
+/// Stack of each worker of the global pool, the command's own thread included.
+const WORKER_STACK: usize = 8 << 20;
+
 /// Sizes rayon's global pool: `threads` workers, or all cores when `None` (rayon's default).
 /// Takes effect once per process; later calls return the first call's outcome. `main` calls
 /// it with the command's `--threads` before running the command on the pool.
 pub fn set_up_pool(threads: Option<usize>) -> anyhow::Result<()> {
     static POOL: OnceLock<Result<(), String>> = OnceLock::new();
-    let result = POOL.get_or_init(|| match threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
+    let result = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            // 0: rayon's default (RAYON_NUM_THREADS, else one per core)
+            .num_threads(threads.unwrap_or(0))
+            // the command itself runs on a worker: give it the main thread's stack (8 MiB)
+            // rather than a spawned thread's 2 MiB
+            .stack_size(WORKER_STACK)
             .build_global()
-            .map_err(|e| e.to_string()),
-        None => Ok(()),
+            .map_err(|e| e.to_string())
     });
     result
         .clone()
