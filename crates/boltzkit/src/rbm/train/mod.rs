@@ -153,32 +153,32 @@ impl Gradient {
             check_len("Gradient::set_weighted_difference", "r", r.len(), bn)?;
         }
         let (sp, sn) = (1.0 / bp as f32, 1.0 / bn as f32);
+        let Gradient { w, b, c } = self;
         // sparse 0/1 states: one pass summing the rows of [sp·P_pos; −sn·P_neg] selected by
-        // the ones of each column of [V_pos; V_neg]
+        // the ones of each column of [V_pos; V_neg]. The column lists (a serial counting
+        // sort) are built while the other threads pack P and take the bias means: alone, the
+        // sort left the second thread idle (issue 19). Each result is the same bits.
         let sparse = binary::with_scratch(|s| {
-            s.lists
-                .columns_of(&[v_pos, v_neg], nv, SPARSE_MAX_DENSITY)?;
-            s.packed.pack_stacked(&[(p_pos, sp), (p_neg, -sn)], nh);
-            binary::sum_selected(&s.lists, &s.packed, &mut self.w);
+            let binary::Scratch { lists, packed, .. } = s;
+            let (listed, ()) = rayon::join(
+                || lists.columns_of(&[v_pos, v_neg], nv, SPARSE_MAX_DENSITY),
+                || {
+                    packed.pack_stacked(&[(p_pos, sp), (p_neg, -sn)], nh);
+                    rayon::join(
+                        || mean_difference(b, v_pos, v_neg, r),
+                        || mean_difference(c, p_pos, p_neg, None),
+                    );
+                },
+            );
+            listed?;
+            binary::sum_selected(lists, packed, w);
             Some(())
         });
         if sparse.is_none() {
-            linalg::sgemm_par(Op::T, Op::N, nv, nh, bp, sp, v_pos, p_pos, 0.0, &mut self.w);
-            linalg::sgemm_par(
-                Op::T,
-                Op::N,
-                nv,
-                nh,
-                bn,
-                -sn,
-                v_neg,
-                p_neg,
-                1.0,
-                &mut self.w,
-            );
+            // dense states (the means were taken above whatever the lists said)
+            linalg::sgemm_par(Op::T, Op::N, nv, nh, bp, sp, v_pos, p_pos, 0.0, w);
+            linalg::sgemm_par(Op::T, Op::N, nv, nh, bn, -sn, v_neg, p_neg, 1.0, w);
         }
-        mean_difference(&mut self.b, v_pos, v_neg, r);
-        mean_difference(&mut self.c, p_pos, p_neg, None);
         Ok(())
     }
 }
