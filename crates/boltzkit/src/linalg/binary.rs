@@ -288,37 +288,94 @@ unsafe fn push_ones_avx2(row: &[f32], idx: &mut Vec<u32>) -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn push_selected_avx2<const ZEROS: bool>(row: &[f32], idx: &mut Vec<u32>) -> bool {
+    push_selected_with(
+        row,
+        idx,
+        ZEROS,
+        |ch| masks8_avx2(ch),
+        |mask, at, dst| left_pack8_avx2(mask, at, dst),
+    )
+}
+
+/// Writes the 8 indices `at + lane` of the lanes `mask` selects, left-packed, as one
+/// register at `dst` (8 entries written); returns how many are kept (the mask's ones).
+///
+/// # Safety
+/// The CPU has AVX2; `dst` has room for 8 entries.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn left_pack8_avx2(mask: u32, at: u32, dst: *mut u32) -> usize {
     use std::arch::x86_64::*;
+    let lanes = _mm256_loadu_si256(LEFT_PACK[mask as usize].as_ptr().cast());
+    let ids = _mm256_add_epi32(lanes, _mm256_set1_epi32(at as i32));
+    _mm256_storeu_si256(dst.cast(), ids);
+    mask.count_ones() as usize
+}
+
+/// Appends the indices of the ones (of the zeros, with `zeros`) of `row` to `idx`, 8 entries
+/// at a time: `masks` gives each 8 entries' mask of ones and a nonzero value when one is
+/// neither 0 nor 1; `emit` writes the selected lanes' indices at the end of the list (it
+/// may write up to 8 entries, the room of the entries scanned) and returns how many it kept.
+/// False when an entry is neither 0 nor 1.
+///
+/// # Safety
+/// `idx` has room for `row.len()` more entries.
+#[inline(always)]
+unsafe fn push_selected_with(
+    row: &[f32],
+    idx: &mut Vec<u32>,
+    zeros: bool,
+    masks: impl Fn(&[f32]) -> (u32, u32),
+    emit: impl Fn(u32, u32, *mut u32) -> usize,
+) -> bool {
     let mut len = idx.len();
     let out = idx.as_mut_ptr();
     let mut bad = 0u32;
     let mut chunks = row.chunks_exact(LANES);
     let mut at = 0u32;
     for ch in &mut chunks {
-        let (ones, b) = masks8_avx2(ch);
-        let mask = if ZEROS { !ones & 0xff } else { ones };
+        let (ones, b) = masks(ch);
         bad |= b;
-        let lanes = _mm256_loadu_si256(LEFT_PACK[mask as usize].as_ptr().cast());
-        let ids = _mm256_add_epi32(lanes, _mm256_set1_epi32(at as i32));
-        // writes 8 entries from `len` ≤ old length + `at`: within the room of `at + 8`
-        _mm256_storeu_si256(out.add(len).cast(), ids);
-        len += mask.count_ones() as usize;
+        let mask = if zeros { !ones & 0xff } else { ones };
+        // `len` ≤ old length + `at`: 8 entries from it stay within the room of `at + 8`
+        len += emit(mask, at, out.add(len));
         at += LANES as u32;
     }
-    for &v in chunks.remainder() {
-        if (v != 0.0) != ZEROS {
+    let (len, tail_bad) = push_tail(chunks.remainder(), zeros, out, len, at);
+    // the entries up to `len` were written above
+    idx.set_len(len);
+    (bad | tail_bad) == 0
+}
+
+/// The last entries of a row (fewer than 8, the first at column `at`) one by one: each one
+/// (each zero, with `zeros`) written at `out[len]`, `len` advanced. Returns the new `len`
+/// and a nonzero value when an entry is neither 0 nor 1.
+///
+/// # Safety
+/// `out` has room for `rest.len()` more entries from `len`.
+#[inline(always)]
+unsafe fn push_tail(
+    rest: &[f32],
+    zeros: bool,
+    out: *mut u32,
+    mut len: usize,
+    mut at: u32,
+) -> (usize, u32) {
+    let mut bad = 0u32;
+    for &v in rest {
+        if (v != 0.0) != zeros {
             out.add(len).write(at);
             len += 1;
         }
         bad |= u32::from(v != 0.0 && v != 1.0);
         at += 1;
     }
-    // the entries up to `len` were written above
-    idx.set_len(len);
-    bad == 0
+    (len, bad)
 }
 
-/// [`push_ones`] with a given 8-entry mask function.
+/// [`push_ones`] with a given 8-entry mask function, writing the selected indices one by
+/// one (the portable twin of the left-pack).
 ///
 /// # Safety
 /// `idx` has room for `row.len()` more entries.
@@ -328,33 +385,15 @@ unsafe fn push_ones_with(
     idx: &mut Vec<u32>,
     masks: impl Fn(&[f32]) -> (u32, u32),
 ) -> bool {
-    let mut len = idx.len();
-    let out = idx.as_mut_ptr();
-    let mut bad = 0u32;
-    let mut chunks = row.chunks_exact(LANES);
-    let mut at = 0u32;
-    for ch in &mut chunks {
-        let (mut mask, b) = masks(ch);
-        bad |= b;
+    push_selected_with(row, idx, false, masks, |mut mask, at, dst| {
+        let mut n = 0;
         while mask != 0 {
-            // at most `row.len()` entries are written past the old length: within capacity
-            out.add(len).write(at + mask.trailing_zeros());
-            len += 1;
+            dst.add(n).write(at + mask.trailing_zeros());
+            n += 1;
             mask &= mask - 1;
         }
-        at += LANES as u32;
-    }
-    for &v in chunks.remainder() {
-        if v != 0.0 {
-            out.add(len).write(at);
-            len += 1;
-        }
-        bad |= u32::from(v != 0.0 && v != 1.0);
-        at += 1;
-    }
-    // the entries up to `len` were written above
-    idx.set_len(len);
-    bad == 0
+        n
+    })
 }
 
 /// For 8 entries: the bit mask of the nonzero ones, and a nonzero value when any entry is
