@@ -117,4 +117,7 @@ pub mod provenance;
 pub mod rbm;
 pub mod rng;
 
+#[cfg(test)]
+mod testutil;
+
 pub use error::{Error, Result};

@@ -263,11 +263,7 @@ fn xor_and_full_paths_learn_the_same_model() {
 fn results_do_not_depend_on_thread_count() {
     let data = random_data(&[2; 16], 3000, 8);
     let run = |threads| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| fit(&data, &FsllParams::default()).unwrap())
+        crate::testutil::on_threads(threads, || fit(&data, &FsllParams::default()).unwrap())
     };
     let (a, b) = (run(1), run(3));
     assert_eq!(a.model, b.model);

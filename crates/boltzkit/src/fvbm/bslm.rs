@@ -667,11 +667,7 @@ mod tests {
         let (pl, init) = wide(12, 3000, Convention::Spin, 9);
         assert!(pl.n_distinct() > 3 * BLOCK, "{} rows", pl.n_distinct());
         let run = |threads: usize, par: bool| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            crate::testutil::on_threads(threads, || {
                 let mut s = Sweeper::new(&pl, &init, 1.0, 0.0).unwrap().parallel(par);
                 let mut objective = vec![s.objective()];
                 for _ in 0..3 {

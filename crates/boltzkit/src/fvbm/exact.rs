@@ -723,15 +723,11 @@ mod tests {
     fn results_do_not_depend_on_thread_count() {
         let model = Fvbm::random(15, 0.4, Convention::Spin, &mut rng_from_seed(5)).unwrap();
         let run = |threads| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| {
-                    let m = moments(&model).unwrap();
-                    let s = sample(&model, 500, &mut rng_from_seed(3)).unwrap();
-                    (m, s)
-                })
+            crate::testutil::on_threads(threads, || {
+                let m = moments(&model).unwrap();
+                let s = sample(&model, 500, &mut rng_from_seed(3)).unwrap();
+                (m, s)
+            })
         };
         assert_eq!(run(1), run(3));
     }

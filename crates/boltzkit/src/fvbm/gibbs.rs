@@ -203,11 +203,9 @@ mod tests {
             n_chains: 3,
         };
         let run = |threads| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| sample(&model, 101, &params, &mut rng_from_seed(5)).unwrap())
+            crate::testutil::on_threads(threads, || {
+                sample(&model, 101, &params, &mut rng_from_seed(5)).unwrap()
+            })
         };
         let a = run(1);
         assert_eq!(a, run(2));

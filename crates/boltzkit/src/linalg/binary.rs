@@ -1264,11 +1264,7 @@ mod tests {
         let a = random(rows * k, 0.13, 5);
         let b: Vec<f32> = random(k * n, 0.5, 6).iter().map(|x| x - 0.5).collect();
         let run = |t: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            crate::testutil::on_threads(t, || {
                 with_scratch(|s| {
                     s.lists.rows_of(&a, k, 1.0).unwrap();
                     s.packed.pack(&b, k, n);

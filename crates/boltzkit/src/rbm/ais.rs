@@ -411,11 +411,9 @@ mod tests {
         let base = vec![0.0f32; 64];
         let schedule = AisSchedule::linear(1000).unwrap();
         let run = |t: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .build()
-                .unwrap();
-            pool.install(|| ais_log_partition(&rbm, &base, &schedule, 100, 11).unwrap())
+            crate::testutil::on_threads(t, || {
+                ais_log_partition(&rbm, &base, &schedule, 100, 11).unwrap()
+            })
         };
         let est = run(2);
         assert!(
@@ -438,11 +436,9 @@ mod tests {
         let schedule = AisSchedule::linear(1000).unwrap();
         let base = vec![0.0f32; 64];
         let run = |t: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .build()
-                .unwrap();
-            pool.install(|| reverse_ais_log_partition(&rbm, &base, &schedule, &start, 3).unwrap())
+            crate::testutil::on_threads(t, || {
+                reverse_ais_log_partition(&rbm, &base, &schedule, &start, 3).unwrap()
+            })
         };
         let est = run(2);
         assert!(

@@ -618,13 +618,8 @@ mod tests {
             let got = log_partition_with(&layout, top).unwrap();
             assert!((got - want).abs() < 1e-9, "top {top}: {got} vs {want}");
         }
-        let with = |t: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .build()
-                .unwrap();
-            pool.install(|| log_partition_with(&layout, 4).unwrap())
-        };
+        let with =
+            |t: usize| crate::testutil::on_threads(t, || log_partition_with(&layout, 4).unwrap());
         assert_eq!(with(1).to_bits(), with(2).to_bits());
     }
 

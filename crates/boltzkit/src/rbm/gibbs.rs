@@ -289,11 +289,7 @@ mod tests {
         let rbm = Rbm::random(10, 7, 0.7, &mut rng_from_seed(2)).unwrap();
         let n = 3 * CHAIN_BLOCK + 5;
         let run = |threads: usize, seed: u64| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            crate::testutil::on_threads(threads, || {
                 let mut c = GibbsChains::new(&rbm, &vec![1.0; n * 10], seed).unwrap();
                 c.run(&rbm, 5).unwrap();
                 (c.visible().to_vec(), c.hidden().to_vec())

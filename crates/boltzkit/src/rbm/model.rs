@@ -744,11 +744,7 @@ mod tests {
             linalg::sigmoid_inplace(&mut want_h);
             linalg::sigmoid_inplace(&mut want_v);
             for threads in [1, 3] {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
-                let (got_h, got_v) = pool.install(|| {
+                let (got_h, got_v) = crate::testutil::on_threads(threads, || {
                     let mut got_h = vec![0f32; rows * nh];
                     let mut got_v = vec![0f32; rows * nv];
                     rbm.hidden_probs(&v, &mut got_h).unwrap();

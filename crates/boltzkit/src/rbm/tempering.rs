@@ -538,19 +538,15 @@ mod tests {
         let rbm = Rbm::random(8, 5, 0.8, &mut rng_from_seed(2)).unwrap();
         let n = 2 * CHAIN_BLOCK + 3;
         let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| {
-                    let mut pt = TemperedChains::new(&rbm, &vec![1.0; n * 8], 5, 3).unwrap();
-                    for _ in 0..6 {
-                        pt.step(&rbm).unwrap();
-                    }
-                    let mut cold = vec![0f32; n * 8];
-                    pt.cold_visible(&mut cold).unwrap();
-                    (cold, pt.swap_rates(), pt.h.clone())
-                })
+            crate::testutil::on_threads(threads, || {
+                let mut pt = TemperedChains::new(&rbm, &vec![1.0; n * 8], 5, 3).unwrap();
+                for _ in 0..6 {
+                    pt.step(&rbm).unwrap();
+                }
+                let mut cold = vec![0f32; n * 8];
+                pt.cold_visible(&mut cold).unwrap();
+                (cold, pt.swap_rates(), pt.h.clone())
+            })
         };
         let a = run(1);
         assert_eq!(a.0, run(2).0);

@@ -309,11 +309,7 @@ fn away_steps_never_decrease_the_objective() {
 fn results_do_not_depend_on_thread_count() {
     let data = bas();
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        crate::testutil::on_threads(threads, || {
             let params = FwParams::new()
                 .max_units(4)
                 .samples(100)

@@ -247,11 +247,7 @@ mod tests {
                 want.step_unfused(&rbm, w[0], w[1]);
             }
             for threads in [1, 2, 3] {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
-                pool.install(|| {
+                crate::testutil::on_threads(threads, || {
                     let mut got = AnnealChains::new(&rbm, &base, v0.clone(), rngs()).unwrap();
                     for w in betas.windows(2) {
                         got.step(&rbm, w[0], w[1]);

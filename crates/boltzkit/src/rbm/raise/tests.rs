@@ -307,11 +307,9 @@ fn deterministic_across_threads_and_subsets() {
     let schedule = AisSchedule::linear(20).unwrap();
     let all: Vec<usize> = (0..30).collect();
     let run = |t: usize, rows: &[usize]| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build()
-            .unwrap()
-            .install(|| raise(&rbm, &base, &schedule, &data, rows, 3, 11).unwrap())
+        crate::testutil::on_threads(t, || {
+            raise(&rbm, &base, &schedule, &data, rows, 3, 11).unwrap()
+        })
     };
     let full = run(2, &all);
     assert_eq!(full, run(1, &all));

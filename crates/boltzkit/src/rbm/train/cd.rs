@@ -378,11 +378,7 @@ mod tests {
                         want_g.push((g, want.clone()));
                     }
                     for threads in [1, 2, 3] {
-                        let pool = rayon::ThreadPoolBuilder::new()
-                            .num_threads(threads)
-                            .build()
-                            .unwrap();
-                        pool.install(|| {
+                        crate::testutil::on_threads(threads, || {
                             let mut got = new();
                             for (b, (wg, w)) in batches.iter().zip(&want_g) {
                                 let mut g = Gradient::like(&rbm);

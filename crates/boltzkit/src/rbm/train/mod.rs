@@ -275,12 +275,10 @@ mod tests {
                     .map(|(&p, &q)| (p / 11.0 - q / 5.0) as f32)
                     .collect();
                 for threads in [1, 3] {
-                    let pool = rayon::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .build()
-                        .unwrap();
                     let mut got = vec![0f32; n];
-                    pool.install(|| mean_difference(&mut got, &pos, &neg, weights));
+                    crate::testutil::on_threads(threads, || {
+                        mean_difference(&mut got, &pos, &neg, weights)
+                    });
                     assert_eq!(got, want, "n={n} threads={threads}");
                 }
             }

@@ -584,11 +584,7 @@ mod tests {
         let rbm = Rbm::random(9, 6, 0.8, &mut rng_from_seed(2)).unwrap();
         let data = random_batches(3, 40, 9, 6);
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            crate::testutil::on_threads(threads, || {
                 let mut pop = PopCd::new(2, 8).unwrap().weighting(Weighting::LeaveOneOut);
                 let mut g = Gradient::like(&rbm);
                 let mut ess = Vec::new();

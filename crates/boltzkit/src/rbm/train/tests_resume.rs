@@ -43,13 +43,7 @@ fn params(a: Algorithm, momentum: f32) -> TrainParams {
         .seed(5)
 }
 
-fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(f)
-}
+use crate::testutil::on_threads as in_pool;
 
 /// The run with an exact evaluation and a checkpoint every epoch; `stop_at` interrupts it
 /// (as Ctrl-C would) once epoch `stop_at` has been observed, so it ends a few updates into
