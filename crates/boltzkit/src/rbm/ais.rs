@@ -28,7 +28,7 @@
 //! ([`Rbm::hidden_input`], [`Rbm::visible_input`]), sparse when few units are on.
 
 use super::gibbs::{sample_bernoulli, AnnealChains};
-use super::model::{fill_batch, visible_means, Rbm};
+use super::model::{fill_batch, require_binary_data, Rbm};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::estimate::{Estimate, Method};
@@ -260,7 +260,7 @@ pub(super) fn reverse_ais(
 /// (`n × n_visible`, 0/1 as `f32`), drawn without replacement when `n` is at most the number
 /// of rows and with replacement otherwise, by the generator of `seed`.
 pub fn data_starts(data: &Dataset, n: usize, seed: u64) -> Result<Vec<f32>> {
-    visible_means(data)?; // binary and non-empty
+    require_binary_data(data)?;
     if n == 0 {
         return Err(Error::param(
             "chains",

@@ -462,12 +462,19 @@ pub fn base_rate_biases(data: &Dataset) -> Result<Vec<f32>> {
         .collect())
 }
 
-/// The mean of each variable of a binary, non-empty dataset, in `f64`.
-pub fn visible_means(data: &Dataset) -> Result<Vec<f64>> {
+/// Fails with a clear error unless `data` is binary and non-empty (what an RBM is fitted to
+/// or scored on): a check of the dataset's cardinalities, no pass over its values.
+pub(crate) fn require_binary_data(data: &Dataset) -> Result<()> {
     data.require_nonempty()?;
     if !data.is_binary() {
         return Err(Error::InvalidData("an RBM needs binary (0/1) data".into()));
     }
+    Ok(())
+}
+
+/// The mean of each variable of a binary, non-empty dataset, in `f64`.
+pub fn visible_means(data: &Dataset) -> Result<Vec<f64>> {
+    require_binary_data(data)?;
     // integer counts: exact in any order, so blocks of rows in parallel give the same
     // figures (serial, this pass was 3% of a one-epoch MNIST fit, which starts here)
     let d = data.n_vars();
@@ -477,10 +484,13 @@ pub fn visible_means(data: &Dataset) -> Result<Vec<f64>> {
             let mut count = vec![0u32; d];
             let rows = blk * MEANS_BLOCK..data.n_samples().min((blk + 1) * MEANS_BLOCK);
             for r in rows {
-                count
-                    .iter_mut()
-                    .zip(data.sample(r).iter())
-                    .for_each(|(s, &x)| *s += u32::from(x));
+                let row = data.sample(r);
+                // a contiguous row as a slice: the count vectorizes (through the view's
+                // iterator it did not: 50 ms for MNIST, 7% of a one-thread epoch, issue 19)
+                match row.as_slice() {
+                    Some(x) => add_counts(&mut count, x),
+                    None => add_counts(&mut count, row.iter()),
+                }
             }
             count
         })
@@ -500,6 +510,15 @@ pub fn visible_means(data: &Dataset) -> Result<Vec<f64>> {
         );
     let n = data.n_samples() as f64;
     Ok(sum.iter().map(|&s| s as f64 / n).collect())
+}
+
+/// `count[i] += x[i]` for a row of 0/1 values.
+#[inline(always)]
+fn add_counts<'a>(count: &mut [u32], x: impl IntoIterator<Item = &'a u8>) {
+    count
+        .iter_mut()
+        .zip(x)
+        .for_each(|(s, &x)| *s += u32::from(x));
 }
 
 /// Rows per task of [`visible_means`]: counted in `u32` within a block (vectorizes), added
@@ -539,7 +558,7 @@ fn for_each_free_energy_block(
     op: &str,
     mut each: impl FnMut(&[f64]),
 ) -> Result<()> {
-    visible_means(data)?; // binary and non-empty
+    require_binary_data(data)?;
     let nv = rbm.n_visible();
     check_len(op, "data columns", data.n_vars(), nv)?;
     let n = data.n_samples();

@@ -11,7 +11,7 @@ use crate::fit::{Count, Fit, Interrupt, Learner, Observer, Run, StopReason};
 use crate::linalg::softplus_f64;
 use crate::model::{ExactTask, LogPartition, Model};
 use crate::optim::lbfgs::{minimize, LbfgsParams, LbfgsResult};
-use crate::rbm::model::{visible_means, BASE_RATE_EPS};
+use crate::rbm::model::{require_binary_data, visible_means, BASE_RATE_EPS};
 use crate::rbm::train::early_stop::GapRule;
 use crate::rbm::{exact, Rbm};
 use crate::rng::{derive_rng, derive_seed};
@@ -536,7 +536,7 @@ impl<'d> FrankWolfe<'d> {
 
     /// Validation data for model-size selection (the train/validation gap).
     pub fn validation(mut self, valid: &'d Dataset) -> Result<Self> {
-        visible_means(valid)?;
+        require_binary_data(valid)?;
         if valid.n_vars() != self.data.n_vars() {
             return Err(Error::Shape {
                 op: "FrankWolfe::validation".into(),

@@ -43,7 +43,7 @@ pub use crate::fit::StopReason;
 use crate::fit::{Count, Fit, Interrupt, Run};
 use crate::io::MetricRecord;
 use crate::rbm::file::Offsets;
-use crate::rbm::model::{fill_batch, visible_means};
+use crate::rbm::model::{fill_batch, require_binary_data};
 use crate::rbm::Rbm;
 use crate::rng::{derive_rng, derive_seed, BkRng};
 use rand::seq::SliceRandom;
@@ -382,7 +382,7 @@ impl<'d> Trainer<'d> {
     /// [`Trainer::new`] with settings already checked.
     pub fn checked(rbm: Rbm, data: &'d Dataset, params: CheckedTrainParams) -> Result<Self> {
         let params = *params.get();
-        visible_means(data)?; // binary and non-empty
+        require_binary_data(data)?;
         if data.n_vars() != rbm.n_visible() {
             return Err(Error::Shape {
                 op: "Trainer::new".into(),
