@@ -1,15 +1,17 @@
-//! The sampling of a whole CD-k / PCD-k mini-batch step with the rows split across threads:
-//! each task takes a block of rows through every product of a half-step, its bias and
-//! sigmoid, its Bernoulli draws and the index lists of the states it drew, so a step is a few
-//! parallel regions (one per half-step) instead of a parallel product, a serial scan, a
-//! parallel sigmoid and parallel draws for each of its layers.
+//! The sampling of a whole CD-k / PCD-k mini-batch step in two parallel regions per
+//! half-step: the sparse products of every row (data and chains), with their bias and
+//! sigmoid, split across threads by strips of the packed weights (every strip costs the
+//! same, so the threads finish together whatever the rows' densities); then the Bernoulli
+//! draws and the index lists of the drawn states, split by blocks of rows (chain `i` draws
+//! from its own stream). Instead of a parallel product, a serial scan, a parallel sigmoid and
+//! parallel draws for each layer.
 //!
 //! The results are the bits of the unfused path ([`GibbsChains::run`] and
 //! [`crate::rbm::Rbm::hidden_probs`]), whatever the number of threads or blocks: every
-//! element of a sparse product is summed by [`binary::sum_selected_serial`] in the order of
-//! [`binary::sum_selected`], bias and sigmoid are elementwise, chain `i` draws from its own
-//! stream, and the choice between the sparse and the dense (GEMM) product is made, as
-//! before, from the density of the whole batch (the blocks' lists are counted first).
+//! element of a sparse product is summed by [`binary::sum_selected_by_strips`] in the order
+//! of [`binary::sum_selected`], bias and sigmoid are elementwise, and the choice between the
+//! sparse and the dense (GEMM) product is made, as before, from the density of the whole
+//! batch (the blocks' lists are counted first).
 
 use super::{sample_bernoulli, GibbsChains};
 use crate::error::{Error, Result};
@@ -38,7 +40,9 @@ struct BlockLists {
 pub(super) const MIN_BLOCK_ROWS: usize = 8;
 
 /// Blocks of rows for `rows` rows: one per thread, at least [`MIN_BLOCK_ROWS`] rows each.
-/// Each block streams all of `W` through L1 once per product, so fewer blocks mean less
+/// A CD / PCD step's blocks draw states and list them (its products run by strips); an AIS
+/// step's blocks also take their rows through the products, each block streaming all of `W`
+/// through L1 once per product, so fewer blocks mean less
 /// traffic: on the quiet 2-core machine a PCD-1 MNIST epoch took 1.00 s with one block per
 /// thread against 1.04-1.09 s with two, 1.06-1.12 s with four (issue 19). The bits do not
 /// depend on it.
@@ -143,6 +147,15 @@ fn bias_sigmoid(out: &mut [f32], bias: &[f32]) {
     for row in out.chunks_exact_mut(bias.len()) {
         linalg::add_row_bias(row, bias);
         linalg::sigmoid_inplace(row);
+    }
+}
+
+/// [`bias_sigmoid`] of one row's columns `cols`, as [`binary::sum_selected_by_strips`]'s
+/// epilogue (elementwise: the same bits as on whole rows).
+fn bias_sigmoid_cols(bias: &[f32]) -> impl Fn(std::ops::Range<usize>, &mut [f32]) + Sync + '_ {
+    move |cols, seg| {
+        linalg::add_row_bias(seg, &bias[cols]);
+        linalg::sigmoid_inplace(seg);
     }
 }
 
@@ -290,12 +303,17 @@ impl GibbsChains {
                 );
             }
             let wt = visible_product(rbm, s, &self.h, &mut self.pv);
+            if let Some(wt) = wt {
+                let pv = split(&mut self.pv, &bc, nv);
+                let mut products: Vec<_> =
+                    scratch.blocks.iter().map(|b| &b.chain).zip(pv).collect();
+                binary::sum_selected_by_strips(&mut products, wt, bias_sigmoid_cols(rbm.b()));
+            }
             s = self
                 .stage(v, p_pos, scratch, bounds, nv, nh, |b| {
-                    if let Some(wt) = wt {
-                        binary::sum_selected_serial(&b.lists.chain, wt, b.pv);
+                    if wt.is_none() {
+                        bias_sigmoid(b.pv, rbm.b());
                     }
-                    bias_sigmoid(b.pv, rbm.b());
                     draw(b.pv, b.v, b.rngs, nv);
                     (Scan::NONE, Scan::of(&mut b.lists.chain, b.v, nv))
                 })
@@ -319,7 +337,10 @@ impl GibbsChains {
 
     /// A hidden stage: `p_pos ← σ(V·W + c)` when `pos` is given (by the packed `W` when
     /// `Some`, else `p_pos` already holds `V·W`), the chains' `ph` as `chain` says, then
-    /// `h ~ ph` and its lists when `draw_h`. Returns the scan of the chains' lists.
+    /// `h ~ ph` and its lists when `draw_h`. The sparse products (and their bias and sigmoid)
+    /// run split by strips of `W` ([`binary::sum_selected_by_strips`]: balanced whatever the
+    /// rows' densities), the rest split by blocks of rows. Returns the scan of the chains'
+    /// lists ([`Scan::NONE`] without `draw_h`).
     #[allow(clippy::too_many_arguments)]
     fn hidden_stage(
         &mut self,
@@ -327,43 +348,48 @@ impl GibbsChains {
         v: &[f32],
         p_pos: &mut [f32],
         scratch: &mut FusedScratch,
-        bounds: (&[usize], &[usize]),
+        (bd, bc): (&[usize], &[usize]),
         pos: Option<Option<&Packed>>,
         chain: Chain,
         draw_h: bool,
     ) -> Scan {
-        let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
-        self.stage(v, p_pos, scratch, bounds, nv, nh, |b| {
-            // the data's and the chains' products by the same packed W: one pass over its
-            // strips for both (each strip loaded once)
-            let both = match (pos, chain) {
-                (Some(Some(w)), Chain::Product(Some(w2))) if std::ptr::eq(w, w2) => {
-                    binary::sum_selected_serial_pair(
-                        (&b.lists.data, &mut *b.p_pos),
-                        (&b.lists.chain, &mut *b.ph),
-                        w,
-                    );
-                    true
-                }
-                _ => false,
-            };
-            if let Some(w) = pos {
-                if let (Some(w), false) = (w, both) {
-                    binary::sum_selected_serial(&b.lists.data, w, b.p_pos);
-                }
+        let nv = rbm.n_visible();
+        let nh = rbm.n_hidden();
+        let packed_pos = pos.flatten();
+        let packed_chain = match chain {
+            Chain::Product(w) => w,
+            Chain::Restart => None,
+        };
+        // the sparse products by the packed W (the same for both when both are sparse):
+        // one pass over its strips for all of them
+        if let Some(w) = packed_pos.or(packed_chain) {
+            let mut products = Vec::with_capacity(2 * scratch.blocks.len());
+            if packed_pos.is_some() {
+                let out = split(&mut *p_pos, bd, nh);
+                products.extend(scratch.blocks.iter().map(|b| &b.data).zip(out));
+            }
+            if packed_chain.is_some() {
+                let out = split(&mut self.ph, bc, nh);
+                products.extend(scratch.blocks.iter().map(|b| &b.chain).zip(out));
+            }
+            binary::sum_selected_by_strips(&mut products, w, bias_sigmoid_cols(rbm.c()));
+        }
+        let dense_pos = matches!(pos, Some(None));
+        let dense_chain = matches!(chain, Chain::Product(None));
+        let restart = matches!(chain, Chain::Restart);
+        if !(draw_h || dense_pos || dense_chain || restart) {
+            return Scan::NONE;
+        }
+        self.stage(v, p_pos, scratch, (bd, bc), nv, nh, |b| {
+            if dense_pos {
                 bias_sigmoid(b.p_pos, rbm.c());
             }
-            match chain {
-                Chain::Product(w) => {
-                    if let (Some(w), false) = (w, both) {
-                        binary::sum_selected_serial(&b.lists.chain, w, b.ph);
-                    }
-                    bias_sigmoid(b.ph, rbm.c());
-                }
-                Chain::Restart => {
-                    b.v.copy_from_slice(b.data);
-                    b.ph.copy_from_slice(b.p_pos);
-                }
+            if dense_chain {
+                bias_sigmoid(b.ph, rbm.c());
+            }
+            if restart {
+                b.v.copy_from_slice(b.data);
+                b.ph.copy_from_slice(b.p_pos);
             }
             if !draw_h {
                 return (Scan::NONE, Scan::NONE);
