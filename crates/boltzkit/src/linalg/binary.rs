@@ -587,18 +587,8 @@ impl Packed {
                 let width = sw.min(cols - j0);
                 let mut out = strip.chunks_exact_mut(sw);
                 for &(part, scale) in parts {
-                    let rows = part.chunks_exact(cols).zip(&mut out);
-                    // whole strips of the two widths by fixed-size copies (vector moves;
-                    // with the width unknown to the compiler the copy ran one float at a
-                    // time: a tenth of a PCD-1 MNIST update went to packing, issue 19)
-                    match width {
-                        LANES => rows.for_each(|(r, o)| copy_scaled::<LANES>(o, &r[j0..], scale)),
-                        STRIP => rows.for_each(|(r, o)| copy_scaled::<STRIP>(o, &r[j0..], scale)),
-                        _ => rows.for_each(|(row, o)| {
-                            for (o, &x) in o[..width].iter_mut().zip(&row[j0..j0 + width]) {
-                                *o = scale * x;
-                            }
-                        }),
+                    for (row, o) in part.chunks_exact(cols).zip(&mut out) {
+                        copy_strip_row(o, &row[j0..j0 + width], scale);
                     }
                 }
             });
@@ -624,18 +614,123 @@ impl Packed {
                 // strip s holds rows s·sw.. of b as its columns
                 let i0 = s * sw;
                 let n_rows = sw.min(rows - i0);
-                #[cfg(target_arch = "x86_64")]
-                if n_rows == sw && std::arch::is_x86_feature_detected!("avx") {
-                    // SAFETY: AVX is available (checked); the strip holds `cols × sw`
-                    // floats and `b` the `sw` rows from `i0` (asserted above)
-                    unsafe {
-                        transpose_strip_avx(&b[i0 * cols..(i0 + sw) * cols], cols, sw, strip)
-                    };
-                    return;
-                }
-                transpose_strip(&b[i0 * cols..(i0 + n_rows) * cols], cols, sw, strip);
+                write_transposed_strip(&b[i0 * cols..(i0 + n_rows) * cols], cols, sw, strip);
             });
     }
+
+    /// Shapes this packing for the row-major `rows × cols` matrix `b` (or for `bᵀ` when
+    /// `transposed`) and returns a writer that packs it from blocks of `b`'s rows, from
+    /// several threads at once ([`BlockWriter`]): an optimizer packs `W` and `Wᵀ` in the
+    /// pass that updates `W`, each block while it is in L1.
+    pub(crate) fn block_writer(
+        &mut self,
+        rows: usize,
+        cols: usize,
+        transposed: bool,
+    ) -> BlockWriter {
+        if transposed {
+            self.reset(cols, rows);
+        } else {
+            self.reset(rows, cols);
+        }
+        BlockWriter {
+            base: self.floats_mut().as_mut_ptr(),
+            rows,
+            cols,
+            width: self.width,
+            transposed,
+        }
+    }
+}
+
+/// Packs a [`Packed`] matrix from blocks of rows of the row-major `rows × cols` matrix `b` it
+/// holds (or holds transposed), written by any threads in any order: made by
+/// [`Packed::block_writer`], which sets the shape. A raw view: the caller keeps the packing
+/// alive, untouched otherwise, until every block is written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BlockWriter {
+    base: *mut f32,
+    rows: usize,
+    cols: usize,
+    width: usize,
+    transposed: bool,
+}
+
+// SAFETY: a `BlockWriter` is an address and a shape; the contract of `write` (disjoint
+// blocks, the packing alive and otherwise untouched) makes the writes from several threads
+// data-race free.
+unsafe impl Send for BlockWriter {}
+unsafe impl Sync for BlockWriter {}
+
+impl BlockWriter {
+    /// Rows of `b` per block that this writer needs: a transposed packing's strip width (a
+    /// block fills one strip); a plain packing takes blocks of any size ([`STRIP`] here).
+    pub(crate) fn block_rows(&self) -> usize {
+        if self.transposed {
+            self.width
+        } else {
+            STRIP
+        }
+    }
+
+    /// Packs rows `first..first + n` of `b`, given as `block` (`n` whole rows). For a
+    /// transposed packing `first` is a multiple of [`BlockWriter::block_rows`] and `n` that
+    /// many rows (fewer at the end of `b`).
+    ///
+    /// # Safety
+    /// The packing this writer was made from is alive and nobody else reads or writes it
+    /// until the last row is written; no other call writes these rows at the same time.
+    ///
+    /// # Panics
+    /// When the block is not whole rows inside `b`, or (transposed) not a whole strip's.
+    pub(crate) unsafe fn write(&self, first: usize, block: &[f32]) {
+        let (rows, cols, sw) = (self.rows, self.cols, self.width);
+        assert!(block.len().is_multiple_of(cols) && first + block.len() / cols <= rows);
+        if self.transposed {
+            // strip `first / sw` holds the block's rows as its columns: `cols` rows of `sw`
+            assert!(first.is_multiple_of(sw) && block.len() == sw.min(rows - first) * cols);
+            let strip = std::slice::from_raw_parts_mut(self.base.add(first * cols), cols * sw);
+            write_transposed_strip(block, cols, sw, strip);
+            return;
+        }
+        for (s, j0) in (0..cols).step_by(sw).enumerate() {
+            let width = sw.min(cols - j0);
+            let dst = self.base.add(s * rows * sw + first * sw);
+            for (i, row) in block.chunks_exact(cols).enumerate() {
+                let o = std::slice::from_raw_parts_mut(dst.add(i * sw), sw);
+                copy_strip_row(o, &row[j0..j0 + width], 1.0);
+            }
+        }
+    }
+}
+
+/// `o[..x.len()] ← scale · x`, one row of a strip: whole strips of the two widths by
+/// fixed-size copies (vector moves; with the width unknown to the compiler the copy ran one
+/// float at a time: a tenth of a PCD-1 MNIST update went to packing, issue 19).
+#[inline(always)]
+fn copy_strip_row(o: &mut [f32], x: &[f32], scale: f32) {
+    match x.len() {
+        LANES => copy_scaled::<LANES>(o, x, scale),
+        STRIP => copy_scaled::<STRIP>(o, x, scale),
+        w => {
+            for (o, &x) in o[..w].iter_mut().zip(x) {
+                *o = scale * x;
+            }
+        }
+    }
+}
+
+/// One strip of a transposed packing from its `sw` rows of `b` (fewer in the last strip):
+/// by 8 × 8 register transposes when the strip is whole and the CPU has AVX.
+fn write_transposed_strip(block: &[f32], cols: usize, sw: usize, strip: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if block.len() == sw * cols && std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: AVX is available (checked); the strip holds `cols × sw` floats (its
+        // packing's shape) and `block` the `sw` rows (checked)
+        unsafe { transpose_strip_avx(block, cols, sw, strip) };
+        return;
+    }
+    transpose_strip(block, cols, sw, strip);
 }
 
 /// `o ← scale · row[..W]` (a bare copy when `scale` is 1: the same bits).

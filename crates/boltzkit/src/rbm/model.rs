@@ -8,11 +8,12 @@
 
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::linalg::binary::{self, Packed};
+use crate::linalg::binary::{self, BlockWriter, Packed};
 use crate::linalg::{self, Op};
 use rand::Rng;
 use rand_distr::{Distribution as _, Normal};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Rows per parallel task of the bias and `σ` pass of the conditionals.
@@ -72,6 +73,105 @@ impl PackedWeights {
         }
         if let Some(p) = self.wt.take() {
             *self.spare_wt.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(p);
+        }
+    }
+}
+
+/// The packings of a new `W` written block by block during an optimizer's pass over it
+/// ([`Rbm::params_mut_repacking`]); installed in the model's cache by [`Repack::finish`]
+/// once every block is written (else, or when dropped, kept as spare buffers).
+pub(crate) struct Repack<'a> {
+    cache: &'a mut PackedWeights,
+    w: Option<(Packed, BlockWriter)>,
+    wt: Option<(Packed, BlockWriter)>,
+    rows: usize,
+    block_rows: usize,
+    /// Per block of rows: written yet.
+    written: Vec<AtomicBool>,
+}
+
+impl<'a> Repack<'a> {
+    fn new(cache: &'a mut PackedWeights, nv: usize, nh: usize, w: bool, wt: bool) -> Self {
+        let writer = |slot: &Mutex<Option<Packed>>, transposed: bool| {
+            let mut p = take_spare(slot);
+            let writer = p.block_writer(nv, nh, transposed);
+            (p, writer)
+        };
+        let w = w.then(|| writer(&cache.spare_w, false));
+        let wt = wt.then(|| writer(&cache.spare_wt, true));
+        let block_rows = wt
+            .as_ref()
+            .or(w.as_ref())
+            .map_or(1, |(_, b)| b.block_rows());
+        Repack {
+            cache,
+            w,
+            wt,
+            rows: nv,
+            block_rows,
+            written: (0..nv.div_ceil(block_rows))
+                .map(|_| AtomicBool::new(false))
+                .collect(),
+        }
+    }
+
+    /// Rows of `W` per block.
+    pub(crate) fn block_rows(&self) -> usize {
+        self.block_rows
+    }
+
+    /// Rows of `W`.
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Packs block `k` of the new `W`: `block` holds its rows `k · block_rows()..` (all
+    /// `block_rows()` of them but in the last block), final values.
+    ///
+    /// # Panics
+    /// When block `k` was written before, or `block` is not its size.
+    pub(crate) fn write(&self, k: usize, block: &[f32]) {
+        assert!(
+            !self.written[k].swap(true, Ordering::AcqRel),
+            "Repack: block {k} written twice"
+        );
+        for (_, writer) in self.w.iter().chain(&self.wt) {
+            // SAFETY: the packings are owned by `self` (nobody else can read them until
+            // `finish` installs them); block `k` is written once (claimed above), and
+            // blocks are disjoint rows; `write` checks the block's shape
+            unsafe { writer.write(k * self.block_rows, block) };
+        }
+    }
+
+    /// Installs the packings when every block was written.
+    pub(crate) fn finish(mut self) {
+        if self.written.iter().all(|b| b.load(Ordering::Acquire)) {
+            if let Some((p, _)) = self.w.take() {
+                let _ = self.cache.w.set(p);
+            }
+            if let Some((p, _)) = self.wt.take() {
+                let _ = self.cache.wt.set(p);
+            }
+        }
+    }
+}
+
+impl Drop for Repack<'_> {
+    /// Unfinished packings become spares (their buffers reused by the next packing).
+    fn drop(&mut self) {
+        if let Some((p, _)) = self.w.take() {
+            *self
+                .cache
+                .spare_w
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner()) = Some(p);
+        }
+        if let Some((p, _)) = self.wt.take() {
+            *self
+                .cache
+                .spare_wt
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner()) = Some(p);
         }
     }
 }
@@ -238,6 +338,21 @@ impl Rbm {
         (&mut self.w, &mut self.b, &mut self.c)
     }
 
+    /// [`Rbm::params_mut`] for a step that rewrites `W` by blocks of rows, with a [`Repack`]
+    /// (`None` when neither `W` nor `Wᵀ` was packed since the last change) that packs them
+    /// again from each block as it is written: the packings the last products used are
+    /// ready for the next without another two passes over `W` (issue 19).
+    pub(crate) fn params_mut_repacking(
+        &mut self,
+    ) -> (&mut [f32], &mut [f32], &mut [f32], Option<Repack<'_>>) {
+        let (nv, nh) = (self.n_visible, self.n_hidden);
+        let cache = &mut *self.packed;
+        let (had_w, had_wt) = (cache.w.get().is_some(), cache.wt.get().is_some());
+        cache.invalidate();
+        let repack = (had_w || had_wt).then(|| Repack::new(cache, nv, nh, had_w, had_wt));
+        (&mut self.w, &mut self.b, &mut self.c, repack)
+    }
+
     /// Whether every parameter is finite (the divergence guard's check).
     pub fn is_finite(&self) -> bool {
         self.w
@@ -401,6 +516,12 @@ impl Rbm {
             p.pack(&self.w, self.n_visible, self.n_hidden);
             p
         })
+    }
+
+    /// The packings of `W` and `Wᵀ` the cache holds now, without building them (tests).
+    #[cfg(test)]
+    pub(crate) fn cached_packings(&self) -> (Option<&Packed>, Option<&Packed>) {
+        (self.packed.w.get(), self.packed.wt.get())
     }
 
     /// `Wᵀ` packed in strips, built on first use after a parameter change.

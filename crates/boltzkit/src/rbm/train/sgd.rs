@@ -4,6 +4,7 @@
 
 use super::Gradient;
 use crate::error::{Error, Result};
+use crate::rbm::model::Repack;
 use crate::rbm::Rbm;
 use rayon::prelude::*;
 
@@ -187,24 +188,15 @@ impl Sgd {
             }
             None => None,
         };
-        let (w, b, c) = rbm.params_mut();
+        let step = Step {
+            momentum: mom,
+            learning_rate: lr,
+        };
+        let (w, b, c, repack) = rbm.params_mut_repacking();
         let Some(g) = guard else {
-            // elementwise, in parallel over fixed chunks: the same bits for any thread count
-            let update = |theta: &mut [f32], vel: &mut [f32], g: &[f32], decay: f32| {
-                theta
-                    .par_chunks_mut(CHUNK)
-                    .zip(vel.par_chunks_mut(CHUNK))
-                    .zip(g.par_chunks(CHUNK))
-                    .for_each(|((theta, vel), g)| {
-                        for ((t, d), &gi) in theta.iter_mut().zip(vel.iter_mut()).zip(g) {
-                            *d = mom * *d + lr * (gi - decay * *t);
-                            *t += *d;
-                        }
-                    });
-            };
-            update(w, &mut vel.w, &grad.w, wd);
-            update(b, &mut vel.b, &grad.b, 0.0);
-            update(c, &mut vel.c, &grad.c, 0.0);
+            step.apply(w, &mut vel.w, &grad.w, wd, None, repack);
+            step.apply(b, &mut vel.b, &grad.b, 0.0, None, None);
+            step.apply(c, &mut vel.c, &grad.c, 0.0, None, None);
             return Ok(());
         };
         if (g.backup.n_visible(), g.backup.n_hidden()) != (nv, nh) {
@@ -217,33 +209,9 @@ impl Sgd {
         // the same arithmetic, each old value kept in the backup and each new one checked
         let bound = g.bound.min(f32::MAX);
         let (bw, bb, bc) = g.backup.params_mut();
-        let update =
-            |theta: &mut [f32], vel: &mut [f32], g: &[f32], decay: f32, keep: &mut [f32]| {
-                theta
-                    .par_chunks_mut(CHUNK)
-                    .zip(vel.par_chunks_mut(CHUNK))
-                    .zip(g.par_chunks(CHUNK))
-                    .zip(keep.par_chunks_mut(CHUNK))
-                    .map(|(((theta, vel), g), keep)| {
-                        let mut bad = 0u32;
-                        for (((t, d), &gi), k) in
-                            theta.iter_mut().zip(vel.iter_mut()).zip(g).zip(keep)
-                        {
-                            *k = *t;
-                            *d = mom * *d + lr * (gi - decay * *t);
-                            *t += *d;
-                            // true for NaN, as the loop's own check (`divergence`)
-                            #[allow(clippy::neg_cmp_op_on_partial_ord)]
-                            let out = !(t.abs() <= bound);
-                            bad |= u32::from(out);
-                        }
-                        bad != 0
-                    })
-                    .reduce(|| false, |a, b| a | b)
-            };
-        let bad_w = update(w, &mut vel.w, &grad.w, wd, bw);
-        let bad_b = update(b, &mut vel.b, &grad.b, 0.0, bb);
-        let bad_c = update(c, &mut vel.c, &grad.c, 0.0, bc);
+        let bad_w = step.apply(w, &mut vel.w, &grad.w, wd, Some((bw, bound)), repack);
+        let bad_b = step.apply(b, &mut vel.b, &grad.b, 0.0, Some((bb, bound)), None);
+        let bad_c = step.apply(c, &mut vel.c, &grad.c, 0.0, Some((bc, bound)), None);
         g.bad = bad_w | bad_b | bad_c;
         Ok(())
     }
@@ -270,6 +238,91 @@ impl Sgd {
             _ => GuardVerdict::Unchecked,
         };
         Some((g.backup, verdict))
+    }
+}
+
+/// The arithmetic of one [`Sgd::step`] on one parameter block.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    momentum: f32,
+    learning_rate: f32,
+}
+
+impl Step {
+    /// `Δ ← m·Δ + η·(g − decay·θ)`, `θ ← θ + Δ` elementwise over `theta`, in parallel over
+    /// fixed chunks (the same bits for any thread count). With `keep = (backup, bound)` each
+    /// old value is copied into `backup` first and each new one checked: true when one is
+    /// out of bounds (`!(|θ| ≤ bound)`, so NaN too). With `repack` (`W` only) the chunks are
+    /// its blocks of rows, each packed as soon as it is stepped.
+    fn apply(
+        self,
+        theta: &mut [f32],
+        vel: &mut [f32],
+        g: &[f32],
+        decay: f32,
+        keep: Option<(&mut [f32], f32)>,
+        repack: Option<Repack>,
+    ) -> bool {
+        let chunk = match &repack {
+            Some(r) => r.block_rows() * theta.len() / r.rows(),
+            None => CHUNK,
+        };
+        let each = |k: usize, theta: &mut [f32], vel: &mut [f32], g: &[f32], keep| {
+            let bad = self.slice(theta, vel, g, decay, keep);
+            if let Some(r) = &repack {
+                r.write(k, theta);
+            }
+            bad
+        };
+        let chunks = theta
+            .par_chunks_mut(chunk)
+            .zip(vel.par_chunks_mut(chunk))
+            .zip(g.par_chunks(chunk))
+            .enumerate();
+        let bad = match keep {
+            Some((backup, bound)) => chunks
+                .zip(backup.par_chunks_mut(chunk))
+                .map(|((k, ((t, v), g)), b)| each(k, t, v, g, Some((b, bound))))
+                .reduce(|| false, |a, b| a | b),
+            None => chunks
+                .map(|(k, ((t, v), g))| each(k, t, v, g, None))
+                .reduce(|| false, |a, b| a | b),
+        };
+        if let Some(r) = repack {
+            r.finish();
+        }
+        bad
+    }
+
+    /// [`Step::apply`] on one chunk, serially.
+    #[inline(always)]
+    fn slice(
+        self,
+        theta: &mut [f32],
+        vel: &mut [f32],
+        g: &[f32],
+        decay: f32,
+        keep: Option<(&mut [f32], f32)>,
+    ) -> bool {
+        let (mom, lr) = (self.momentum, self.learning_rate);
+        let Some((keep, bound)) = keep else {
+            for ((t, d), &gi) in theta.iter_mut().zip(vel.iter_mut()).zip(g) {
+                *d = mom * *d + lr * (gi - decay * *t);
+                *t += *d;
+            }
+            return false;
+        };
+        let mut bad = 0u32;
+        for (((t, d), &gi), k) in theta.iter_mut().zip(vel.iter_mut()).zip(g).zip(keep) {
+            *k = *t;
+            *d = mom * *d + lr * (gi - decay * *t);
+            *t += *d;
+            // true for NaN, as the loop's own check (`divergence`)
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
+            let out = !(t.abs() <= bound);
+            bad |= u32::from(out);
+        }
+        bad != 0
     }
 }
 
@@ -325,6 +378,66 @@ mod tests {
         // a backup of another shape is refused, not half written
         sgd.arm_guard(Rbm::zeros(nv, nh + 1).unwrap(), 1.0);
         assert!(matches!(sgd.step(&mut rbm, &grad), Err(Error::Internal(_))));
+    }
+
+    /// The packings a step writes block by block as it updates `W`
+    /// ([`Rbm::params_mut_repacking`]) against packings made afresh from the new `W`: the
+    /// same floats, padding included, for shapes with whole, cut and padded strips, with `W`
+    /// alone, `Wᵀ` alone or both packed before the step, guarded or not, on 1, 2 and 3
+    /// threads; with neither packed before, none is made.
+    #[test]
+    fn packings_written_by_the_step_equal_fresh_ones() {
+        use crate::linalg::binary::Packed;
+        use crate::rng::rng_from_seed;
+        use crate::testutil::on_threads;
+        for (nv, nh) in [(5, 3), (37, 21), (785, 33), (64, 128), (200, 500)] {
+            let rbm0 = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(3)).unwrap();
+            let grad = Gradient {
+                w: Rbm::random(nv, nh, 1.0, &mut rng_from_seed(4))
+                    .unwrap()
+                    .w()
+                    .to_vec(),
+                b: vec![0.5; nv],
+                c: vec![-0.25; nh],
+            };
+            for (had_w, had_wt) in [(true, false), (false, true), (true, true), (false, false)] {
+                for guarded in [false, true] {
+                    for threads in [1, 2, 3] {
+                        let rbm = on_threads(threads, || {
+                            let mut rbm = rbm0.clone();
+                            let mut sgd = SgdParams::new().momentum(0.5).check().unwrap();
+                            for _ in 0..2 {
+                                if had_w {
+                                    rbm.packed_w();
+                                }
+                                if had_wt {
+                                    rbm.packed_wt();
+                                }
+                                if guarded {
+                                    sgd.arm_guard(Rbm::zeros(nv, nh).unwrap(), 1e6);
+                                }
+                                sgd.step(&mut rbm, &grad).unwrap();
+                                sgd.disarm_guard();
+                            }
+                            rbm
+                        });
+                        let case = format!("{nv} × {nh}, {threads} threads, guard {guarded}");
+                        let (w, wt) = rbm.cached_packings();
+                        assert_eq!((w.is_some(), wt.is_some()), (had_w, had_wt), "{case}");
+                        if let Some(got) = w {
+                            let mut want = Packed::default();
+                            want.pack(rbm.w(), nv, nh);
+                            assert_eq!(got, &want, "W, {case}");
+                        }
+                        if let Some(got) = wt {
+                            let mut want = Packed::default();
+                            want.pack_transposed(rbm.w(), nv, nh);
+                            assert_eq!(got, &want, "Wᵀ, {case}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
