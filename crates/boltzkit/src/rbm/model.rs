@@ -338,18 +338,27 @@ impl Rbm {
         (&mut self.w, &mut self.b, &mut self.c)
     }
 
+    /// Which of `W` and `Wᵀ` are packed now (since the last change of the parameters).
+    pub(crate) fn packings_held(&self) -> (bool, bool) {
+        (
+            self.packed.w.get().is_some(),
+            self.packed.wt.get().is_some(),
+        )
+    }
+
     /// [`Rbm::params_mut`] for a step that rewrites `W` by blocks of rows, with a [`Repack`]
-    /// (`None` when neither `W` nor `Wᵀ` was packed since the last change) that packs them
-    /// again from each block as it is written: the packings the last products used are
+    /// that packs `W` and / or `Wᵀ` (as `(w, wt)` asks; `None` for neither) again from each
+    /// block as it is written. With `(w, wt)` the model's [`Rbm::packings_held`] (or those of
+    /// the model the new values are computed from) the packings the last products used are
     /// ready for the next without another two passes over `W` (issue 19).
     pub(crate) fn params_mut_repacking(
         &mut self,
+        (w, wt): (bool, bool),
     ) -> (&mut [f32], &mut [f32], &mut [f32], Option<Repack<'_>>) {
         let (nv, nh) = (self.n_visible, self.n_hidden);
         let cache = &mut *self.packed;
-        let (had_w, had_wt) = (cache.w.get().is_some(), cache.wt.get().is_some());
         cache.invalidate();
-        let repack = (had_w || had_wt).then(|| Repack::new(cache, nv, nh, had_w, had_wt));
+        let repack = (w || wt).then(|| Repack::new(cache, nv, nh, w, wt));
         (&mut self.w, &mut self.b, &mut self.c, repack)
     }
 

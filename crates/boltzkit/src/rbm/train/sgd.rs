@@ -95,7 +95,7 @@ impl SgdParams {
     }
 }
 
-/// Checked SGD with its momentum buffer (allocated at the first step).
+/// Checked SGD with its momentum buffer (allocated at the first step with momentum > 0).
 #[derive(Debug, Clone)]
 pub struct Sgd {
     params: SgdParams,
@@ -105,8 +105,9 @@ pub struct Sgd {
 }
 
 /// The divergence guard carried out inside [`Sgd::step`] (issue 19): the first step after
-/// [`Sgd::arm_guard`] copies each parameter into `backup` before changing it and checks the
-/// new value against `bound`, in the same pass over the parameters. The loop's separate copy
+/// [`Sgd::arm_guard`] writes the new parameters into `backup`'s buffers, checking each
+/// against `bound` in the same pass, then swaps the two models: `backup` holds the model
+/// before the step without a copy of it. The loop's separate copy
 /// of the model before each update and its scan after (two more passes over `W` per
 /// mini-batch) are then not needed.
 #[derive(Debug, Clone)]
@@ -142,8 +143,8 @@ impl Sgd {
         Ok(())
     }
 
-    /// The momentum buffer `Δ` (`None` before the first step): part of a run's state
-    /// ([`super::trainer::TrainState`]).
+    /// The momentum buffer `Δ` (`None` before the first step, and always with momentum 0,
+    /// where `Δ` is not kept): part of a run's state ([`super::trainer::TrainState`]).
     pub fn velocity(&self) -> Option<&Gradient> {
         self.velocity.as_ref()
     }
@@ -173,14 +174,26 @@ impl Sgd {
             momentum: mom,
             weight_decay: wd,
         } = self.params;
-        let vel = self.velocity.get_or_insert_with(|| Gradient::zeros(nv, nh));
-        if vel.w.len() != nv * nh || vel.b.len() != nv || vel.c.len() != nh {
-            return Err(Error::Shape {
-                op: "Sgd::step (restored velocity)".into(),
-                expected: format!("a velocity for {nv} × {nh} units"),
-                found: format!("w {}, b {}, c {}", vel.w.len(), vel.b.len(), vel.c.len()),
-            });
-        }
+        // with momentum 0 no velocity is kept: `Δ = η·(∇ − λ·W)` is used once (two passes
+        // over a `W`-sized buffer per step fewer)
+        let vel = if mom == 0.0 {
+            self.velocity = None;
+            None
+        } else {
+            let vel = self.velocity.get_or_insert_with(|| Gradient::zeros(nv, nh));
+            if vel.w.len() != nv * nh || vel.b.len() != nv || vel.c.len() != nh {
+                return Err(Error::Shape {
+                    op: "Sgd::step (restored velocity)".into(),
+                    expected: format!("a velocity for {nv} × {nh} units"),
+                    found: format!("w {}, b {}, c {}", vel.w.len(), vel.b.len(), vel.c.len()),
+                });
+            }
+            Some(vel)
+        };
+        let (vw, vb, vc) = match vel {
+            Some(v) => (Some(&mut v.w[..]), Some(&mut v.b[..]), Some(&mut v.c[..])),
+            None => (None, None, None),
+        };
         let guard = match &mut self.guard {
             Some(g) => {
                 g.steps += 1;
@@ -192,11 +205,12 @@ impl Sgd {
             momentum: mom,
             learning_rate: lr,
         };
-        let (w, b, c, repack) = rbm.params_mut_repacking();
+        let packings = rbm.packings_held();
         let Some(g) = guard else {
-            step.apply(w, &mut vel.w, &grad.w, wd, None, repack);
-            step.apply(b, &mut vel.b, &grad.b, 0.0, None, None);
-            step.apply(c, &mut vel.c, &grad.c, 0.0, None, None);
+            let (w, b, c, repack) = rbm.params_mut_repacking(packings);
+            step.apply(Params::InPlace(w), vw, &grad.w, wd, repack);
+            step.apply(Params::InPlace(b), vb, &grad.b, 0.0, None);
+            step.apply(Params::InPlace(c), vc, &grad.c, 0.0, None);
             return Ok(());
         };
         if (g.backup.n_visible(), g.backup.n_hidden()) != (nv, nh) {
@@ -206,19 +220,23 @@ impl Sgd {
                 g.backup.n_hidden()
             )));
         }
-        // the same arithmetic, each old value kept in the backup and each new one checked
+        // the same arithmetic, the new values written into the backup's buffers (with the
+        // packings the model holds) and checked; then the two models change places, so the
+        // backup holds the model before the step, its packings included, without a copy
         let bound = g.bound.min(f32::MAX);
-        let (bw, bb, bc) = g.backup.params_mut();
-        let bad_w = step.apply(w, &mut vel.w, &grad.w, wd, Some((bw, bound)), repack);
-        let bad_b = step.apply(b, &mut vel.b, &grad.b, 0.0, Some((bb, bound)), None);
-        let bad_c = step.apply(c, &mut vel.c, &grad.c, 0.0, Some((bc, bound)), None);
+        let (nw, nb, nc, repack) = g.backup.params_mut_repacking(packings);
+        let beside = |old, new| Params::Beside { old, new, bound };
+        let bad_w = step.apply(beside(rbm.w(), nw), vw, &grad.w, wd, repack);
+        let bad_b = step.apply(beside(rbm.b(), nb), vb, &grad.b, 0.0, None);
+        let bad_c = step.apply(beside(rbm.c(), nc), vc, &grad.c, 0.0, None);
+        std::mem::swap(rbm, &mut g.backup);
         g.bad = bad_w | bad_b | bad_c;
         Ok(())
     }
 
-    /// Folds the training loop's divergence guard into the next step: that step copies the
-    /// model into `backup` (same shape as the model it will step) as it updates it, and
-    /// checks every new parameter against `bound` (finite, `|θ| ≤ bound`).
+    /// Folds the training loop's divergence guard into the next step: that step leaves the
+    /// model before it in `backup` (a model of the same shape, whose values are overwritten)
+    /// and checks every new parameter against `bound` (finite, `|θ| ≤ bound`).
     pub(crate) fn arm_guard(&mut self, backup: Rbm, bound: f32) {
         self.guard = Some(StepGuard {
             backup,
@@ -248,44 +266,65 @@ struct Step {
     learning_rate: f32,
 }
 
+/// Where a step reads a parameter block and writes its new values.
+enum Params<'a> {
+    /// Updated in place.
+    InPlace(&'a mut [f32]),
+    /// Read from `old`, written to `new` and checked against `bound` (the guard).
+    Beside {
+        old: &'a [f32],
+        new: &'a mut [f32],
+        bound: f32,
+    },
+}
+
 impl Step {
-    /// `Δ ← m·Δ + η·(g − decay·θ)`, `θ ← θ + Δ` elementwise over `theta`, in parallel over
-    /// fixed chunks (the same bits for any thread count). With `keep = (backup, bound)` each
-    /// old value is copied into `backup` first and each new one checked: true when one is
-    /// out of bounds (`!(|θ| ≤ bound)`, so NaN too). With `repack` (`W` only) the chunks are
-    /// its blocks of rows, each packed as soon as it is stepped.
+    /// `Δ ← m·Δ + η·(g − decay·θ)`, `θ ← θ + Δ` elementwise over a parameter block, in
+    /// parallel over fixed chunks (the same bits for any thread count). Without a velocity
+    /// (`vel` `None`, momentum 0) `Δ = η·(g − decay·θ)` is not kept. [`Params::Beside`]
+    /// checks each new value: true when one is out of bounds (`!(|θ| ≤ bound)`, so NaN too).
+    /// With `repack` (`W` only) the chunks are its blocks of rows, each packed as soon as its
+    /// new values are written.
     fn apply(
         self,
-        theta: &mut [f32],
-        vel: &mut [f32],
+        params: Params,
+        vel: Option<&mut [f32]>,
         g: &[f32],
         decay: f32,
-        keep: Option<(&mut [f32], f32)>,
         repack: Option<Repack>,
     ) -> bool {
         let chunk = match &repack {
-            Some(r) => r.block_rows() * theta.len() / r.rows(),
+            Some(r) => r.block_rows() * g.len() / r.rows(),
             None => CHUNK,
         };
-        let each = |k: usize, theta: &mut [f32], vel: &mut [f32], g: &[f32], keep| {
-            let bad = self.slice(theta, vel, g, decay, keep);
-            if let Some(r) = &repack {
-                r.write(k, theta);
-            }
-            bad
+        let vel: Vec<Option<&mut [f32]>> = match vel {
+            Some(v) => v.chunks_mut(chunk).map(Some).collect(),
+            None => g.chunks(chunk).map(|_| None).collect(),
         };
-        let chunks = theta
-            .par_chunks_mut(chunk)
-            .zip(vel.par_chunks_mut(chunk))
-            .zip(g.par_chunks(chunk))
-            .enumerate();
-        let bad = match keep {
-            Some((backup, bound)) => chunks
-                .zip(backup.par_chunks_mut(chunk))
-                .map(|((k, ((t, v), g)), b)| each(k, t, v, g, Some((b, bound))))
-                .reduce(|| false, |a, b| a | b),
-            None => chunks
-                .map(|(k, ((t, v), g))| each(k, t, v, g, None))
+        let written = |k: usize, new: &[f32]| {
+            if let Some(r) = &repack {
+                r.write(k, new);
+            }
+        };
+        let chunks = g.par_chunks(chunk).zip(vel).enumerate();
+        let bad = match params {
+            Params::InPlace(theta) => {
+                chunks
+                    .zip(theta.par_chunks_mut(chunk))
+                    .for_each(|((k, (g, v)), t)| {
+                        self.in_place(t, v, g, decay);
+                        written(k, t);
+                    });
+                false
+            }
+            Params::Beside { old, new, bound } => chunks
+                .zip(old.par_chunks(chunk))
+                .zip(new.par_chunks_mut(chunk))
+                .map(|(((k, (g, v)), old), new)| {
+                    let bad = self.beside(old, new, v, g, decay, bound);
+                    written(k, new);
+                    bad
+                })
                 .reduce(|| false, |a, b| a | b),
         };
         if let Some(r) = repack {
@@ -294,33 +333,56 @@ impl Step {
         bad
     }
 
-    /// [`Step::apply`] on one chunk, serially.
+    /// [`Step::apply`] in place on one chunk, serially.
     #[inline(always)]
-    fn slice(
+    fn in_place(self, theta: &mut [f32], vel: Option<&mut [f32]>, g: &[f32], decay: f32) {
+        let (mom, lr) = (self.momentum, self.learning_rate);
+        match vel {
+            Some(vel) => {
+                for ((t, d), &gi) in theta.iter_mut().zip(vel).zip(g) {
+                    *d = mom * *d + lr * (gi - decay * *t);
+                    *t += *d;
+                }
+            }
+            None => {
+                for (t, &gi) in theta.iter_mut().zip(g) {
+                    *t += lr * (gi - decay * *t);
+                }
+            }
+        }
+    }
+
+    /// [`Step::apply`] from `old` into `new` on one chunk, serially; true when a new value
+    /// is out of bounds.
+    #[inline(always)]
+    fn beside(
         self,
-        theta: &mut [f32],
-        vel: &mut [f32],
+        old: &[f32],
+        new: &mut [f32],
+        vel: Option<&mut [f32]>,
         g: &[f32],
         decay: f32,
-        keep: Option<(&mut [f32], f32)>,
+        bound: f32,
     ) -> bool {
         let (mom, lr) = (self.momentum, self.learning_rate);
-        let Some((keep, bound)) = keep else {
-            for ((t, d), &gi) in theta.iter_mut().zip(vel.iter_mut()).zip(g) {
-                *d = mom * *d + lr * (gi - decay * *t);
-                *t += *d;
-            }
-            return false;
-        };
+        // true for NaN, as the loop's own check (`divergence`)
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+        let out = |x: f32| u32::from(!(x.abs() <= bound));
         let mut bad = 0u32;
-        for (((t, d), &gi), k) in theta.iter_mut().zip(vel.iter_mut()).zip(g).zip(keep) {
-            *k = *t;
-            *d = mom * *d + lr * (gi - decay * *t);
-            *t += *d;
-            // true for NaN, as the loop's own check (`divergence`)
-            #[allow(clippy::neg_cmp_op_on_partial_ord)]
-            let out = !(t.abs() <= bound);
-            bad |= u32::from(out);
+        match vel {
+            Some(vel) => {
+                for (((&t, n), d), &gi) in old.iter().zip(new.iter_mut()).zip(vel).zip(g) {
+                    *d = mom * *d + lr * (gi - decay * t);
+                    *n = t + *d;
+                    bad |= out(*n);
+                }
+            }
+            None => {
+                for ((&t, n), &gi) in old.iter().zip(new.iter_mut()).zip(g) {
+                    *n = t + lr * (gi - decay * t);
+                    bad |= out(*n);
+                }
+            }
         }
         bad != 0
     }
@@ -346,11 +408,16 @@ mod tests {
             b: vec![0.5; nv],
             c: vec![-0.25; nh],
         };
-        let params = SgdParams::new()
-            .learning_rate(0.3)
-            .momentum(0.5)
-            .weight_decay(0.01);
-        for bound in [f32::INFINITY, 100.0, 2.0, 0.5] {
+        for (params, bound) in [0.5, 0.0]
+            .map(|m| {
+                SgdParams::new()
+                    .learning_rate(0.3)
+                    .momentum(m)
+                    .weight_decay(0.01)
+            })
+            .into_iter()
+            .flat_map(|p| [f32::INFINITY, 100.0, 2.0, 0.5].map(|b| (p, b)))
+        {
             let (mut plain, mut guarded) = (rbm0.clone(), rbm0.clone());
             let (mut s1, mut s2) = (params.check().unwrap(), params.check().unwrap());
             for _ in 0..2 {
@@ -365,7 +432,7 @@ mod tests {
                 assert_eq!(verdict, GuardVerdict::Checked { bad }, "bound {bound}");
             }
         }
-        let mut sgd = params.check().unwrap();
+        let mut sgd = SgdParams::new().momentum(0.5).check().unwrap();
         let mut rbm = rbm0.clone();
         sgd.arm_guard(rbm0.clone(), 1.0);
         assert_eq!(sgd.disarm_guard().unwrap().1, GuardVerdict::NotStepped);
@@ -383,8 +450,9 @@ mod tests {
     /// The packings a step writes block by block as it updates `W`
     /// ([`Rbm::params_mut_repacking`]) against packings made afresh from the new `W`: the
     /// same floats, padding included, for shapes with whole, cut and padded strips, with `W`
-    /// alone, `Wᵀ` alone or both packed before the step, guarded or not, on 1, 2 and 3
-    /// threads; with neither packed before, none is made.
+    /// alone, `Wᵀ` alone or both packed before the step, guarded (the new values written
+    /// beside the old) or not, on 1, 2 and 3 threads; with neither packed before, none is
+    /// made.
     #[test]
     fn packings_written_by_the_step_equal_fresh_ones() {
         use crate::linalg::binary::Packed;
@@ -405,7 +473,9 @@ mod tests {
                     for threads in [1, 2, 3] {
                         let rbm = on_threads(threads, || {
                             let mut rbm = rbm0.clone();
-                            let mut sgd = SgdParams::new().momentum(0.5).check().unwrap();
+                            // momentum 0 (no velocity) guarded, 0.5 not
+                            let m = if guarded { 0.0 } else { 0.5 };
+                            let mut sgd = SgdParams::new().momentum(m).check().unwrap();
                             for _ in 0..2 {
                                 if had_w {
                                     rbm.packed_w();
@@ -436,6 +506,51 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Steps against the formula applied element by element with an explicit velocity
+    /// (zero at first): the same bits with momentum 0.5, and with momentum 0, where no
+    /// velocity is kept.
+    #[test]
+    fn steps_equal_the_formula_with_and_without_momentum() {
+        use crate::rng::rng_from_seed;
+        let (nv, nh, lr, wd) = (70, 300, 0.3, 0.01);
+        let rbm0 = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(5)).unwrap();
+        let grad = Gradient {
+            w: Rbm::random(nv, nh, 3.0, &mut rng_from_seed(6))
+                .unwrap()
+                .w()
+                .to_vec(),
+            b: (0..nv).map(|i| i as f32 * 0.1 - 2.0).collect(),
+            c: (0..nh).map(|j| 1.0 - j as f32 * 0.01).collect(),
+        };
+        for mom in [0.5f32, 0.0] {
+            let mut sgd = SgdParams::new()
+                .learning_rate(lr)
+                .momentum(mom)
+                .weight_decay(wd)
+                .check()
+                .unwrap();
+            let mut rbm = rbm0.clone();
+            let mut want = rbm0.clone();
+            let mut vel = Gradient::zeros(nv, nh);
+            for _ in 0..3 {
+                sgd.step(&mut rbm, &grad).unwrap();
+                let (w, b, c) = want.params_mut();
+                for (theta, v, g, decay) in [
+                    (w, &mut vel.w, &grad.w, wd),
+                    (b, &mut vel.b, &grad.b, 0.0),
+                    (c, &mut vel.c, &grad.c, 0.0),
+                ] {
+                    for ((t, d), &gi) in theta.iter_mut().zip(v.iter_mut()).zip(g) {
+                        *d = mom * *d + lr * (gi - decay * *t);
+                        *t += *d;
+                    }
+                }
+                assert_eq!(rbm, want, "momentum {mom}");
+                assert_eq!(sgd.velocity().is_some(), mom > 0.0);
             }
         }
     }
