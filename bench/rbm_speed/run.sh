@@ -8,6 +8,8 @@
 #          (BIN:rate = boltzkit from the base-rate model of MNIST, as the peer; BIN alone = the
 #          uniform base model, the only one older binaries have)
 #        bench/rbm_speed/run.sh table DATA BIN                 (batch 20/100/500 × hidden 100/500/2000)
+#        bench/rbm_speed/run.sh scaling ROUNDS BIN...          (each BIN on 2 then 1 threads, every round:
+#          the 2-thread / 1-thread ratio from runs minutes apart at most, on a host whose speed drifts)
 # env: PY (the peer's python, default /work/venv-torch/bin/python), MNIST (the training images)
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -52,6 +54,19 @@ ais)
     else
       echo "$b ais uniform threads=$T $(timed "$b" bench ais --model "$M" --chains 100 --repeats 1 --threads "$T" --quiet --json)"
     fi
+  done ;;
+scaling)
+  R=$2; shift 2
+  for r in $(seq "$R"); do
+    for T in 2 1; do
+      for b in "$@"; do
+        if [ "$b" = torch ]; then
+          echo "round $r torch threads=$T $(timed "${PEER_CMD[@]}" epoch --threads "$T" --sampler uniform --data "$MNIST")"
+        else
+          echo "round $r $b threads=$T $(timed "$b" bench rbm-epoch --data "$MNIST" --binarize threshold:127 --repeats 1 --threads "$T" --quiet --json)"
+        fi
+      done
+    done
   done ;;
 table)
   D=$2; B=$3

@@ -30,11 +30,11 @@ pub const SPARSE_MAX_DENSITY_L1: f64 = 0.5;
 const L1_STRIP_BYTES: usize = 32 << 10;
 
 /// The density of ones up to which a product with `rows` packed rows takes the sparse path:
-/// [`SPARSE_MAX_DENSITY_L1`] when a strip of `rows` rows fits in L1, else
+/// [`SPARSE_MAX_DENSITY_L1`] when a 16-column strip of `rows` rows fits in L1, else
 /// [`SPARSE_MAX_DENSITY`] (an MNIST `W` strip is 784 rows × 64 B = 49 KiB: from L2 the row
 /// sums lose to GEMM above about 0.35; `Wᵀ` with 500 hidden units is 31 KiB).
 pub fn max_density(rows: usize) -> f64 {
-    if strip_width(rows) == STRIP {
+    if rows * STRIP * std::mem::size_of::<f32>() <= L1_STRIP_BYTES {
         SPARSE_MAX_DENSITY_L1
     } else {
         SPARSE_MAX_DENSITY
@@ -429,17 +429,19 @@ unsafe fn masks8_avx2(ch: &[f32]) -> (u32, u32) {
     )
 }
 
-/// Columns per strip of a [`Packed`] matrix whose strips of that width fit in L1: two AVX
-/// registers, so one index read serves two 8-wide additions from one 64-byte cache line (with
-/// one register per index the kernel is bound by its loads: one index and one row per
-/// addition). Taller matrices (an MNIST `W`: 784 rows) use strips of [`LANES`] columns, which
-/// still fit in L1 (784 × 32 B = 25 KB), where 16-column strips (49 KB) would spill to L2.
+/// Columns per strip of a [`Packed`] matrix whose strips of that width fit in twice L1: two
+/// AVX registers, so one index read serves two 8-wide additions from one 64-byte cache line
+/// (with one register per index the kernel is bound by its loads: one index and one row per
+/// addition). An MNIST `W` (784 rows, 49 KB strips) takes them too: its rows then come partly
+/// from L2, and still the three `·W` products of a PCD-1 MNIST update ran 20-30% faster on
+/// one thread than with 8-column strips that fit in L1 (25 KB), the same on two (issue 19,
+/// BENCHMARKS.md). Taller matrices use strips of [`LANES`] columns.
 pub const STRIP: usize = 2 * LANES;
 
 /// The strip width of a packed matrix with `rows` rows: [`STRIP`] when such a strip fits in
-/// L1, else [`LANES`].
+/// twice L1, else [`LANES`].
 fn strip_width(rows: usize) -> usize {
-    if rows * STRIP * std::mem::size_of::<f32>() <= L1_STRIP_BYTES {
+    if rows * STRIP * std::mem::size_of::<f32>() <= 2 * L1_STRIP_BYTES {
         STRIP
     } else {
         LANES
@@ -1226,12 +1228,12 @@ mod tests {
     }
 
     /// The AVX2 kernels (when this CPU has them) against their portable twins, bit for bit:
-    /// 16-column strips (101 rows) and 8-column strips (600 rows), plain and complemented
-    /// lists.
+    /// 16-column strips (101 rows, and 784 rows: beyond L1) and 8-column strips (1,200
+    /// rows), plain and complemented lists.
     #[test]
     fn simd_kernels_equal_portable_twins() {
         let (rows, n) = (37, 83);
-        for k in [101, 600] {
+        for k in [101, 784, 1200] {
             let a = random(rows * k, 0.3, 8);
             let b: Vec<f32> = random(k * n, 0.5, 9)
                 .iter()
@@ -1241,7 +1243,7 @@ mod tests {
             lists.rows_of(&a, k, 1.0).unwrap();
             let mut packed = Packed::default();
             packed.pack(&b, k, n);
-            assert_eq!(packed.width, if k == 101 { STRIP } else { LANES });
+            assert_eq!(packed.width, if k < 1200 { STRIP } else { LANES });
             let mut fast = vec![0f32; rows * n];
             sum_selected(&lists, &packed, &mut fast);
             let mut slow = vec![0f32; rows * n];
