@@ -449,7 +449,8 @@ mod tests {
 
     /// The packings a step writes block by block as it updates `W`
     /// ([`Rbm::params_mut_repacking`]) against packings made afresh from the new `W`: the
-    /// same floats, padding included, for shapes with whole, cut and padded strips, with `W`
+    /// same floats, padding included, for shapes with whole, cut and padded strips of both
+    /// widths (`W` of 1,100 rows: 8-column strips), with `W`
     /// alone, `Wᵀ` alone or both packed before the step, guarded (the new values written
     /// beside the old) or not, on 1, 2 and 3 threads; with neither packed before, none is
     /// made.
@@ -458,7 +459,14 @@ mod tests {
         use crate::linalg::binary::Packed;
         use crate::rng::rng_from_seed;
         use crate::testutil::on_threads;
-        for (nv, nh) in [(5, 3), (37, 21), (785, 33), (64, 128), (200, 500)] {
+        for (nv, nh) in [
+            (5, 3),
+            (37, 21),
+            (785, 33),
+            (64, 128),
+            (200, 500),
+            (1100, 9),
+        ] {
             let rbm0 = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(3)).unwrap();
             let grad = Gradient {
                 w: Rbm::random(nv, nh, 1.0, &mut rng_from_seed(4))
