@@ -32,17 +32,20 @@ timed() {
 # default spinning cost it 64.7 s of CPU for one epoch, see BENCHMARKS.md)
 PEER_CMD=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}" "$PY" "$PEER")
 
+# epoch_line ROUND BIN THREADS: one timed MNIST PCD-1 epoch of BIN (or the peer, "torch")
+epoch_line() {
+  if [ "$2" = torch ]; then
+    echo "round $1 torch threads=$3 $(timed "${PEER_CMD[@]}" epoch --threads "$3" --sampler uniform --data "$MNIST")"
+  else
+    echo "round $1 $2 threads=$3 $(timed "$2" bench rbm-epoch --data "$MNIST" --binarize threshold:127 --repeats 1 --threads "$3" --quiet --json)"
+  fi
+}
+
 case $1 in
 epoch)
   T=$2; R=$3; shift 3
   for r in $(seq "$R"); do
-    for b in "$@"; do
-      if [ "$b" = torch ]; then
-        echo "round $r torch threads=$T $(timed "${PEER_CMD[@]}" epoch --threads "$T" --sampler uniform --data "$MNIST")"
-      else
-        echo "round $r $b threads=$T $(timed "$b" bench rbm-epoch --data "$MNIST" --binarize threshold:127 --repeats 1 --threads "$T" --quiet --json)"
-      fi
-    done
+    for b in "$@"; do epoch_line "$r" "$b" "$T"; done
   done ;;
 ais)
   T=$2; M=$3; MP=$4; shift 4
@@ -59,13 +62,7 @@ scaling)
   R=$2; shift 2
   for r in $(seq "$R"); do
     for T in 2 1; do
-      for b in "$@"; do
-        if [ "$b" = torch ]; then
-          echo "round $r torch threads=$T $(timed "${PEER_CMD[@]}" epoch --threads "$T" --sampler uniform --data "$MNIST")"
-        else
-          echo "round $r $b threads=$T $(timed "$b" bench rbm-epoch --data "$MNIST" --binarize threshold:127 --repeats 1 --threads "$T" --quiet --json)"
-        fi
-      done
+      for b in "$@"; do epoch_line "$r" "$b" "$T"; done
     done
   done ;;
 table)

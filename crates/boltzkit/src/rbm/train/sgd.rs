@@ -391,6 +391,18 @@ impl Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::rng_from_seed;
+
+    /// A gradient for `nv × nh` units: `W` ~ N(0, scale²) from `seed`, fixed ramps for the
+    /// biases.
+    fn random_gradient(nv: usize, nh: usize, scale: f32, seed: u64) -> Gradient {
+        let w = Rbm::random(nv, nh, scale, &mut rng_from_seed(seed)).unwrap();
+        Gradient {
+            w: w.w().to_vec(),
+            b: (0..nv).map(|i| i as f32 * 0.1 - 2.0).collect(),
+            c: (0..nh).map(|j| 1.0 - j as f32 * 0.01).collect(),
+        }
+    }
 
     /// The guarded step (the loop's divergence guard folded in) against the plain step and
     /// the loop's own check: the same model bits, the backup equal to the model before, the
@@ -398,16 +410,10 @@ mod tests {
     #[test]
     fn guarded_step_equals_plain_step_and_the_loops_check() {
         use crate::rbm::train::trainer::divergence;
-        use crate::rng::rng_from_seed;
         // more parameters than one parallel chunk, so the flag is reduced across chunks
         let (nv, nh) = (300, 70);
         let rbm0 = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(1)).unwrap();
-        let mut rng = rng_from_seed(2);
-        let grad = Gradient {
-            w: Rbm::random(nv, nh, 3.0, &mut rng).unwrap().w().to_vec(),
-            b: vec![0.5; nv],
-            c: vec![-0.25; nh],
-        };
+        let grad = random_gradient(nv, nh, 3.0, 2);
         for (params, bound) in [0.5, 0.0]
             .map(|m| {
                 SgdParams::new()
@@ -457,7 +463,6 @@ mod tests {
     #[test]
     fn packings_written_by_the_step_equal_fresh_ones() {
         use crate::linalg::binary::Packed;
-        use crate::rng::rng_from_seed;
         use crate::testutil::on_threads;
         for (nv, nh) in [
             (5, 3),
@@ -468,14 +473,7 @@ mod tests {
             (1100, 9),
         ] {
             let rbm0 = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(3)).unwrap();
-            let grad = Gradient {
-                w: Rbm::random(nv, nh, 1.0, &mut rng_from_seed(4))
-                    .unwrap()
-                    .w()
-                    .to_vec(),
-                b: vec![0.5; nv],
-                c: vec![-0.25; nh],
-            };
+            let grad = random_gradient(nv, nh, 1.0, 4);
             for (had_w, had_wt) in [(true, false), (false, true), (true, true), (false, false)] {
                 for guarded in [false, true] {
                     for threads in [1, 2, 3] {
@@ -523,17 +521,9 @@ mod tests {
     /// velocity is kept.
     #[test]
     fn steps_equal_the_formula_with_and_without_momentum() {
-        use crate::rng::rng_from_seed;
         let (nv, nh, lr, wd) = (70, 300, 0.3, 0.01);
         let rbm0 = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(5)).unwrap();
-        let grad = Gradient {
-            w: Rbm::random(nv, nh, 3.0, &mut rng_from_seed(6))
-                .unwrap()
-                .w()
-                .to_vec(),
-            b: (0..nv).map(|i| i as f32 * 0.1 - 2.0).collect(),
-            c: (0..nh).map(|j| 1.0 - j as f32 * 0.01).collect(),
-        };
+        let grad = random_gradient(nv, nh, 3.0, 6);
         for mom in [0.5f32, 0.0] {
             let mut sgd = SgdParams::new()
                 .learning_rate(lr)
