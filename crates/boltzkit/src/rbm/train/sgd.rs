@@ -6,6 +6,7 @@ use super::Gradient;
 use crate::error::{Error, Result};
 use crate::rbm::model::Repack;
 use crate::rbm::Rbm;
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 /// Parameters per parallel task of [`Sgd::step`].
@@ -297,9 +298,11 @@ impl Step {
             Some(r) => r.block_rows() * g.len() / r.rows(),
             None => CHUNK,
         };
-        let vel: Vec<Option<&mut [f32]>> = match vel {
-            Some(v) => v.chunks_mut(chunk).map(Some).collect(),
-            None => g.chunks(chunk).map(|_| None).collect(),
+        let vel = match vel {
+            Some(v) => Either::Left(v.par_chunks_mut(chunk).map(Some)),
+            None => {
+                Either::Right(rayon::iter::repeat_n((), g.len().div_ceil(chunk)).map(|()| None))
+            }
         };
         let written = |k: usize, new: &[f32]| {
             if let Some(r) = &repack {
