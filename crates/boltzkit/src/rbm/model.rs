@@ -63,6 +63,9 @@ struct PackedWeights {
     wt: OnceLock<Packed>,
     spare_w: Mutex<Option<Packed>>,
     spare_wt: Mutex<Option<Packed>>,
+    /// [`Repack`]'s flags, one per block of rows: whether it is written yet (kept, so a
+    /// step allocates nothing once warm).
+    written: Vec<AtomicBool>,
 }
 
 impl PackedWeights {
@@ -86,8 +89,6 @@ pub(crate) struct Repack<'a> {
     wt: Option<(Packed, BlockWriter)>,
     rows: usize,
     block_rows: usize,
-    /// Per block of rows: written yet.
-    written: Vec<AtomicBool>,
 }
 
 impl<'a> Repack<'a> {
@@ -103,15 +104,16 @@ impl<'a> Repack<'a> {
             .as_ref()
             .or(w.as_ref())
             .map_or(1, |(_, b)| b.block_rows());
+        cache.written.clear();
+        cache
+            .written
+            .resize_with(nv.div_ceil(block_rows), || AtomicBool::new(false));
         Repack {
             cache,
             w,
             wt,
             rows: nv,
             block_rows,
-            written: (0..nv.div_ceil(block_rows))
-                .map(|_| AtomicBool::new(false))
-                .collect(),
         }
     }
 
@@ -132,7 +134,7 @@ impl<'a> Repack<'a> {
     /// When block `k` was written before, or `block` is not its size.
     pub(crate) fn write(&self, k: usize, block: &[f32]) {
         assert!(
-            !self.written[k].swap(true, Ordering::AcqRel),
+            !self.cache.written[k].swap(true, Ordering::AcqRel),
             "Repack: block {k} written twice"
         );
         for (_, writer) in self.w.iter().chain(&self.wt) {
@@ -145,7 +147,7 @@ impl<'a> Repack<'a> {
 
     /// Installs the packings when every block was written.
     pub(crate) fn finish(mut self) {
-        if self.written.iter().all(|b| b.load(Ordering::Acquire)) {
+        if self.cache.written.iter().all(|b| b.load(Ordering::Acquire)) {
             if let Some((p, _)) = self.w.take() {
                 let _ = self.cache.w.set(p);
             }
