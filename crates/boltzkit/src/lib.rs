@@ -116,6 +116,7 @@ pub mod optim;
 pub mod provenance;
 pub mod rbm;
 pub mod rng;
+pub mod warm;
 
 #[cfg(test)]
 mod testutil;

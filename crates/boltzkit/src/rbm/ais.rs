@@ -306,6 +306,8 @@ pub(super) fn anneal(
     // the step kernel: every chain block through both half-steps on one thread
     // (`rbm::gibbs::AnnealChains`, the same bits as a layer-at-a-time step)
     let mut chains = AnnealChains::new(rbm, base_b, v, rngs)?;
+    // the other workers poll through the steps' short parallel regions
+    let _warm = crate::warm::Warm::start();
     for k in 1..betas.len() {
         if interrupt.is_some_and(Interrupt::is_set) {
             return Err(Error::Interrupted {

@@ -584,6 +584,8 @@ impl<'d> Trainer<'d> {
             if p.shuffle {
                 order.shuffle(&mut shuffle_rng);
             }
+            // the other workers poll through the epoch's short parallel regions
+            let warm = crate::warm::Warm::start();
             for rows in order.chunks(bs) {
                 let v = &mut batch[..rows.len() * nv];
                 fill_batch(data, rows, v)?;
@@ -627,6 +629,7 @@ impl<'d> Trainer<'d> {
                     break 'epochs;
                 }
             }
+            drop(warm);
             epochs_done = epoch + 1;
             if let Some(why) = observe(
                 &mut run,
