@@ -151,28 +151,45 @@ impl IndexLists {
     /// of `k`), the stacked rows holding a one, in increasing order. Density rule as
     /// [`IndexLists::rows_of`].
     pub fn columns_of(&mut self, parts: &[&[f32]], k: usize, max_density: f64) -> Option<f64> {
+        let total = stacked_entries(parts, k)?;
+        let ones = self.columns_in(parts, k, 0..k, budget(max_density, total))?;
+        Some(ones as f64 / total as f64)
+    }
+
+    /// The lists of [`IndexLists::columns_of`] for the columns `cols` alone (list `j` for
+    /// column `cols.start + j`): the number of ones listed, or `None` when an entry of those
+    /// columns is neither 0 nor 1 or their ones exceed `budget`.
+    fn columns_in(
+        &mut self,
+        parts: &[&[f32]],
+        k: usize,
+        cols: std::ops::Range<usize>,
+        budget: usize,
+    ) -> Option<usize> {
         self.complement.clear();
         // the ones by row, then a counting sort of them by column
-        let density = scan_rows(
+        let width = cols.len();
+        scan_rows_in(
             parts,
             k,
-            max_density,
+            cols,
+            budget,
             &mut self.row_offsets,
             &mut self.by_row,
         )?;
         let rows = self.row_offsets.len() - 1;
         self.offsets.clear();
-        self.offsets.resize(k + 1, 0);
+        self.offsets.resize(width + 1, 0);
         for &c in &self.by_row {
             self.offsets[c as usize + 1] += 1;
         }
-        for i in 0..k {
+        for i in 0..width {
             self.offsets[i + 1] += self.offsets[i];
         }
         self.idx.clear();
         self.idx.resize(self.by_row.len(), 0);
         self.next.clear();
-        self.next.extend_from_slice(&self.offsets[..k]);
+        self.next.extend_from_slice(&self.offsets[..width]);
         for (r, w) in self.row_offsets.windows(2).enumerate() {
             for &c in &self.by_row[w[0]..w[1]] {
                 self.idx[self.next[c as usize]] = r as u32;
@@ -180,8 +197,48 @@ impl IndexLists {
             }
         }
         self.bound = rows;
-        Some(density)
+        Some(self.by_row.len())
     }
+}
+
+/// [`IndexLists::columns_of`] split into `lists.len()` ranges of columns built in parallel:
+/// `lists[t]` holds the lists of the columns [`column_range`]`(k, t, lists.len())`. The
+/// lists, the density and the answer are those of one call (the ones are counted over all
+/// ranges before the density rule is applied). The serial counting sort of one call left the
+/// second thread idle for about 100 µs of every PCD-1 MNIST update (issue 19).
+pub fn columns_of_split(
+    lists: &mut [IndexLists],
+    parts: &[&[f32]],
+    k: usize,
+    max_density: f64,
+) -> Option<f64> {
+    let total = stacked_entries(parts, k)?;
+    let budget = budget(max_density, total);
+    let n = lists.len();
+    let counts: Vec<Option<usize>> = lists
+        .par_iter_mut()
+        .enumerate()
+        .map(|(t, l)| l.columns_in(parts, k, column_range(k, t, n), budget))
+        .collect();
+    let ones = counts.into_iter().sum::<Option<usize>>()?;
+    (ones <= budget).then(|| ones as f64 / total as f64)
+}
+
+/// Columns `k·t/n..k·(t+1)/n`: range `t` of `n` near-equal ranges of `k` columns.
+pub fn column_range(k: usize, t: usize, n: usize) -> std::ops::Range<usize> {
+    k * t / n..k * (t + 1) / n
+}
+
+/// The entries of the matrix stacking `parts` (rows of `k`); `None` when there are none or a
+/// part is not whole rows.
+fn stacked_entries(parts: &[&[f32]], k: usize) -> Option<usize> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    (k > 0 && total > 0 && parts.iter().all(|p| p.len() % k == 0)).then_some(total)
+}
+
+/// The most ones a sparse product may list: `max_density` of `total` entries.
+fn budget(max_density: f64, total: usize) -> usize {
+    (max_density * total as f64).floor() as usize
 }
 
 /// Lists the ones of each row of the matrix stacking `parts` (rows of `k`) into `offsets` /
@@ -196,24 +253,37 @@ fn scan_rows(
 ) -> Option<f64> {
     offsets.clear();
     idx.clear();
-    let total: usize = parts.iter().map(|p| p.len()).sum();
-    if k == 0 || total == 0 || parts.iter().any(|p| p.len() % k != 0) {
-        return None;
-    }
-    let budget = (max_density * total as f64).floor() as usize;
+    let total = stacked_entries(parts, k)?;
+    scan_rows_in(parts, k, 0..k, budget(max_density, total), offsets, idx)?;
+    Some(idx.len() as f64 / total as f64)
+}
+
+/// [`scan_rows`] of the columns `cols` of every row (the indices relative to `cols.start`),
+/// `None` past `budget` ones.
+fn scan_rows_in(
+    parts: &[&[f32]],
+    k: usize,
+    cols: std::ops::Range<usize>,
+    budget: usize,
+    offsets: &mut Vec<usize>,
+    idx: &mut Vec<u32>,
+) -> Option<()> {
+    offsets.clear();
+    idx.clear();
+    let rows: usize = parts.iter().map(|p| p.len() / k).sum();
     // room for every one within the budget plus one whole row past it
-    idx.reserve(budget + k);
-    offsets.reserve(total / k + 1);
+    idx.reserve(budget.min(rows * cols.len()) + cols.len());
+    offsets.reserve(rows + 1);
     offsets.push(0);
     for part in parts {
         for row in part.chunks_exact(k) {
-            if !push_ones(row, idx) || idx.len() > budget {
+            if !push_ones(&row[cols.clone()], idx) || idx.len() > budget {
                 return None;
             }
             offsets.push(idx.len());
         }
     }
-    Some(idx.len() as f64 / total as f64)
+    Some(())
 }
 
 /// Appends `i` for every `row[i] == 1` to `idx`, which has room for `row.len()` more entries;
@@ -1101,6 +1171,8 @@ pub fn binary_density(x: &[f32]) -> Option<f64> {
 pub struct Scratch {
     /// Index lists.
     pub lists: IndexLists,
+    /// Index lists by ranges of columns ([`columns_of_split`]).
+    pub column_lists: Vec<IndexLists>,
     /// A packed matrix.
     pub packed: Packed,
 }
@@ -1170,6 +1242,55 @@ mod tests {
         }
         l.rows_of(&row, 19, 1.0).unwrap();
         assert_eq!(l.get(0), &[0, 7, 8, 15, 16, 18]);
+    }
+
+    /// The column lists built by ranges in parallel equal one `columns_of`, list for list,
+    /// for 1 to 5 ranges (ranges of one column, more ranges than threads), and give its
+    /// answer at the density rule's edge (ones just within and just past the budget, spread
+    /// over several ranges) and on a non-binary entry in any range.
+    #[test]
+    fn column_lists_by_ranges_equal_one_pass() {
+        let k = 13;
+        let parts = [random(7 * k, 0.3, 21), random(4 * k, 0.6, 22)];
+        let parts: Vec<&[f32]> = parts.iter().map(|p| &p[..]).collect();
+        let ones = parts.iter().flat_map(|p| p.iter()).filter(|&&x| x == 1.0);
+        let total = 11 * k;
+        // the budget exactly at the ones, then one short
+        let at = ones.count() as f64 / total as f64;
+        let short = at - 0.5 / total as f64;
+        let mut whole = IndexLists::default();
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                for n in 1..=5 {
+                    let mut split = vec![IndexLists::default(); n];
+                    for max in [1.0, at, short] {
+                        let want = whole.columns_of(&parts, k, max);
+                        assert_eq!(columns_of_split(&mut split, &parts, k, max), want);
+                        if want.is_none() {
+                            continue;
+                        }
+                        for (t, lists) in split.iter().enumerate() {
+                            let cols = column_range(k, t, n);
+                            assert_eq!(lists.len(), cols.len());
+                            assert_eq!(lists.bound, whole.bound);
+                            for (j, c) in cols.enumerate() {
+                                assert_eq!(lists.get(j), whole.get(c), "{n} ranges, column {c}");
+                            }
+                        }
+                    }
+                    for c in [0, k / 2, k - 1] {
+                        let mut bad = parts[1].to_vec();
+                        bad[2 * k + c] = 0.5;
+                        let bad = [parts[0], &bad[..]];
+                        assert_eq!(columns_of_split(&mut split, &bad, k, 1.0), None);
+                    }
+                }
+            });
+        }
     }
 
     /// `A·B` and `Aᵀ·P` (stacked, scaled) against the dense GEMM on odd shapes: strip tails,

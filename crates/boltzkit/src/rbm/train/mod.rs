@@ -155,13 +155,19 @@ impl Gradient {
         let (sp, sn) = (1.0 / bp as f32, 1.0 / bn as f32);
         let Gradient { w, b, c } = self;
         // sparse 0/1 states: one pass summing the rows of [sp·P_pos; −sn·P_neg] selected by
-        // the ones of each column of [V_pos; V_neg]. The column lists (a serial counting
-        // sort) are built while the other threads pack P and take the bias means: alone, the
-        // sort left the second thread idle (issue 19). Each result is the same bits.
+        // the ones of each column of [V_pos; V_neg]. The column lists (counting sorts, one per
+        // range of columns, in parallel) are built while the other threads pack P and take
+        // the bias means: alone, one serial sort left the second thread idle (issue 19).
+        // Each result is the same bits.
         let sparse = binary::with_scratch(|s| {
-            let binary::Scratch { lists, packed, .. } = s;
+            let binary::Scratch {
+                column_lists,
+                packed,
+                ..
+            } = s;
+            column_lists.resize_with(rayon::current_num_threads().clamp(1, nv), Default::default);
             let (listed, ()) = rayon::join(
-                || lists.columns_of(&[v_pos, v_neg], nv, SPARSE_MAX_DENSITY),
+                || binary::columns_of_split(column_lists, &[v_pos, v_neg], nv, SPARSE_MAX_DENSITY),
                 || {
                     packed.pack_stacked(&[(p_pos, sp), (p_neg, -sn)], nh);
                     rayon::join(
@@ -171,7 +177,16 @@ impl Gradient {
                 },
             );
             listed?;
-            binary::sum_selected(lists, packed, w);
+            // the rows of W for each range of visible units
+            let n = column_lists.len();
+            let mut rest = &mut w[..];
+            let mut products = Vec::with_capacity(n);
+            for (t, lists) in column_lists.iter().enumerate() {
+                let (rows, tail) = rest.split_at_mut(binary::column_range(nv, t, n).len() * nh);
+                products.push((lists, rows));
+                rest = tail;
+            }
+            binary::sum_selected_by_strips(&mut products, packed, |_, _| {});
             Some(())
         });
         if sparse.is_none() {
