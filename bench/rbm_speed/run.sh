@@ -10,6 +10,9 @@
 #        bench/rbm_speed/run.sh table DATA BIN                 (batch 20/100/500 × hidden 100/500/2000)
 #        bench/rbm_speed/run.sh scaling ROUNDS BIN...          (each BIN on 2 then 1 threads, every round:
 #          the 2-thread / 1-thread ratio from runs minutes apart at most, on a host whose speed drifts)
+#        bench/rbm_speed/run.sh pairs THREADS ROUNDS DATA BIN... (short epochs of DATA, e.g. the 10,000
+#          test images, each BIN in turn every round: seconds apart, for paired ratios of small gains)
+#        summarize any of the epoch modes: ... | python3 bench/rbm_speed/summary.py
 # env: PY (the peer's python, default /work/venv-torch/bin/python), MNIST (the training images)
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -64,6 +67,11 @@ scaling)
     for T in 2 1; do
       for b in "$@"; do epoch_line "$r" "$b" "$T"; done
     done
+  done ;;
+pairs)
+  T=$2; R=$3; MNIST=$4; shift 4
+  for r in $(seq "$R"); do
+    for b in "$@"; do epoch_line "$r" "$b" "$T"; done
   done ;;
 table)
   D=$2; B=$3
