@@ -18,16 +18,20 @@ use std::time::{Duration, Instant};
 const POLL_PAUSES: usize = 64;
 
 /// A polling worker that has found no job for this long goes back to the pool's own idling
-/// (and sleeps). Serial stretches of a training epoch or an annealing run are far shorter;
-/// the limit bounds what a poller can cost a job it was started beneath (a worker that picks
-/// its poller up while waiting inside a job holds that job until the poller returns).
+/// (and sleeps). Serial stretches of a training epoch or an annealing run are far shorter.
 const POLL_IDLE_LIMIT: Duration = Duration::from_millis(5);
+
+/// A worker polls in slices of this length, each a job that hands the polling on as a new
+/// job when it ends. A worker that picks a poller up while it waits inside a job of its own
+/// (a parallel region of one training among several run in parallel) is back at its own
+/// work within a slice, instead of when the `Warm` is dropped.
+const POLL_SLICE: Duration = Duration::from_micros(50);
 
 /// What the polling workers and the holder share.
 #[derive(Debug, Default)]
 struct Shared {
     stop: AtomicBool,
-    /// Workers polling now.
+    /// Polling chains alive (one started per worker but the caller).
     polling: AtomicUsize,
 }
 
@@ -42,7 +46,23 @@ pub struct Warm {
     shared: Option<Arc<Shared>>,
 }
 
+/// Weights below which a model's hot loop holds no [`Warm`] ([`Warm::for_weights`]): its
+/// updates take microseconds, so a broadcast per epoch costs more than the wake-ups it saves,
+/// and such small models are the ones trained many side by side (the `repro` commands'
+/// trials: `repro sdcp --small --epochs 500` took 10.1-11.4 s with a `Warm` per epoch against
+/// 8.9-9.2 s without).
+pub const MIN_WEIGHTS: usize = 16_384;
+
 impl Warm {
+    /// [`Warm::start`] for the hot loop of a model with `weights` weights, inert below
+    /// [`MIN_WEIGHTS`].
+    pub fn for_weights(weights: usize) -> Warm {
+        if weights < MIN_WEIGHTS {
+            return Warm { shared: None };
+        }
+        Warm::start()
+    }
+
     /// Starts the polling on every worker of the current pool but the calling one.
     pub fn start() -> Warm {
         let Some(driver) = rayon::current_thread_index() else {
@@ -55,9 +75,10 @@ impl Warm {
         let poll = Arc::clone(&shared);
         rayon::spawn_broadcast(move |ctx| {
             // the caller meets its own copy only when it looks for work itself (waiting in
-            // a region): it must return at once, or it would wait on itself
+            // a region): it starts no chain
             if ctx.index() != driver {
-                poll.run();
+                poll.polling.fetch_add(1, Ordering::AcqRel);
+                Arc::clone(&poll).slice(driver, Instant::now());
             }
         });
         Warm {
@@ -67,20 +88,27 @@ impl Warm {
 }
 
 impl Shared {
-    /// One worker's polling: run any job the pool has, until stopped or idle too long.
-    fn run(&self) {
-        self.polling.fetch_add(1, Ordering::AcqRel);
-        let mut idle_since = Instant::now();
-        while !self.stop.load(Ordering::Acquire) {
-            match rayon::yield_now() {
-                Some(rayon::Yield::Executed) => idle_since = Instant::now(),
-                Some(rayon::Yield::Idle) if idle_since.elapsed() < POLL_IDLE_LIMIT => {
-                    (0..POLL_PAUSES).for_each(|_| std::hint::spin_loop());
+    /// One slice of a polling chain: run any job the pool has for up to [`POLL_SLICE`], then
+    /// hand the chain on as a new job; the chain ends when stopped or idle too long. On the
+    /// caller's thread (which may steal the job while it waits) it only hands it on.
+    fn slice(self: Arc<Self>, driver: usize, mut idle_since: Instant) {
+        if rayon::current_thread_index() != Some(driver) {
+            let start = Instant::now();
+            while start.elapsed() < POLL_SLICE && !self.stop.load(Ordering::Acquire) {
+                match rayon::yield_now() {
+                    Some(rayon::Yield::Executed) => idle_since = Instant::now(),
+                    Some(rayon::Yield::Idle) => {
+                        (0..POLL_PAUSES).for_each(|_| std::hint::spin_loop());
+                    }
+                    None => break,
                 }
-                _ => break,
             }
         }
-        self.polling.fetch_sub(1, Ordering::AcqRel);
+        if self.stop.load(Ordering::Acquire) || idle_since.elapsed() >= POLL_IDLE_LIMIT {
+            self.polling.fetch_sub(1, Ordering::AcqRel);
+            return;
+        }
+        rayon::spawn(move || self.slice(driver, idle_since));
     }
 }
 
@@ -149,8 +177,8 @@ mod tests {
         }
     }
 
-    /// Outside a pool's workers a `Warm` is inert; a poller idle for longer than the limit
-    /// stops polling though the `Warm` is still held.
+    /// Outside a pool's workers and below `MIN_WEIGHTS` a `Warm` is inert; a poller idle
+    /// for longer than the limit stops polling though the `Warm` is still held.
     #[test]
     fn inert_outside_a_pool_and_pollers_stop_when_idle() {
         assert!(Warm::start().shared.is_none());
@@ -159,7 +187,8 @@ mod tests {
             .build()
             .unwrap();
         pool.install(|| {
-            let warm = Warm::start();
+            assert!(Warm::for_weights(MIN_WEIGHTS - 1).shared.is_none());
+            let warm = Warm::for_weights(MIN_WEIGHTS);
             let shared = warm.shared.clone().expect("two workers");
             assert!(wait_for(&shared, 1));
             std::thread::sleep(4 * POLL_IDLE_LIMIT);

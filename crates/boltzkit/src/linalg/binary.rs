@@ -215,6 +215,10 @@ pub fn columns_of_split(
     let total = stacked_entries(parts, k)?;
     let budget = budget(max_density, total);
     let n = lists.len();
+    if let [only] = lists {
+        let ones = only.columns_in(parts, k, 0..k, budget)?;
+        return Some(ones as f64 / total as f64);
+    }
     let counts: Vec<Option<usize>> = lists
         .par_iter_mut()
         .enumerate()

@@ -307,7 +307,7 @@ pub(super) fn anneal(
     // (`rbm::gibbs::AnnealChains`, the same bits as a layer-at-a-time step)
     let mut chains = AnnealChains::new(rbm, base_b, v, rngs)?;
     // the other workers poll through the steps' short parallel regions
-    let _warm = crate::warm::Warm::start();
+    let _warm = crate::warm::Warm::for_weights(rbm.n_visible() * rbm.n_hidden());
     for k in 1..betas.len() {
         if interrupt.is_some_and(Interrupt::is_set) {
             return Err(Error::Interrupted {

@@ -585,7 +585,7 @@ impl<'d> Trainer<'d> {
                 order.shuffle(&mut shuffle_rng);
             }
             // the other workers poll through the epoch's short parallel regions
-            let warm = crate::warm::Warm::start();
+            let warm = crate::warm::Warm::for_weights(nv * rbm.n_hidden());
             for rows in order.chunks(bs) {
                 let v = &mut batch[..rows.len() * nv];
                 fill_batch(data, rows, v)?;
