@@ -219,12 +219,12 @@ pub fn columns_of_split(
         let ones = only.columns_in(parts, k, 0..k, budget)?;
         return Some(ones as f64 / total as f64);
     }
-    let counts: Vec<Option<usize>> = lists
+    // the ones of every range, summed (no vector of counts per update)
+    let ones = lists
         .par_iter_mut()
         .enumerate()
         .map(|(t, l)| l.columns_in(parts, k, column_range(k, t, n), budget))
-        .collect();
-    let ones = counts.into_iter().sum::<Option<usize>>()?;
+        .try_reduce(|| 0, |a, b| Some(a + b))?;
     (ones <= budget).then(|| ones as f64 / total as f64)
 }
 
