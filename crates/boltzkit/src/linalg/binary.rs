@@ -1037,7 +1037,10 @@ impl Kernel {
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512 => width == STRIP && std::arch::is_x86_feature_detected!("avx512f"),
             #[cfg(not(target_arch = "x86_64"))]
-            _ => false,
+            _ => {
+                let _ = width;
+                false
+            }
         }
     }
 
@@ -1105,6 +1108,8 @@ unsafe fn sum_strips_by(
         }
         return sum_strips_avx2::<2>(lists, packed, totals, out, s..strips.end);
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = kernel;
     sum_strips_portable(lists, packed, totals, out, strips)
 }
 
