@@ -1267,7 +1267,9 @@ unsafe fn sum_strip_pair_avx2(
 ) {
     use std::arch::x86_64::*;
     let (n, sw) = (packed.cols(), STRIP);
-    let (p0, p1, width1) = strip_pair(packed, s);
+    debug_assert!(packed.width == STRIP && s + 1 < packed.strips());
+    let (p0, p1) = (packed.strip(s).as_ptr(), packed.strip(s + 1).as_ptr());
+    let width1 = sw.min(n - (s + 1) * sw);
     for r in 0..lists.len() {
         let idx = lists.get(r);
         // acc[k][g]: partial sum k of the 8 columns g (strip s low, high; strip s + 1 low,
@@ -1380,18 +1382,6 @@ unsafe fn store_strip_row_avx512(dst: *mut f32, x: std::arch::x86_64::__m512, wi
     } else {
         _mm512_mask_storeu_ps(dst, ((1u32 << width) - 1) as u16, x);
     }
-}
-
-/// Strips `s` and `s + 1` of a 16-column packing, and the columns of the second that the
-/// output has (the last strip may be cut).
-fn strip_pair(packed: &Packed, s: usize) -> (*const f32, *const f32, usize) {
-    debug_assert!(packed.width == STRIP && s + 1 < packed.strips());
-    let width1 = STRIP.min(packed.cols() - (s + 1) * STRIP);
-    (
-        packed.strip(s).as_ptr(),
-        packed.strip(s + 1).as_ptr(),
-        width1,
-    )
 }
 
 /// The fraction of ones of `x` when every entry is exactly 0 or 1; `None` otherwise (and for
