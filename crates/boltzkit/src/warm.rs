@@ -33,6 +33,10 @@ struct Shared {
     stop: AtomicBool,
     /// Polling chains alive (one started per worker but the caller).
     polling: AtomicUsize,
+    /// Polling chains ever started: the tests' witness that every other worker polled (a
+    /// chain may already have ended, idle, when another starts on a loaded machine).
+    #[cfg(test)]
+    started: AtomicUsize,
 }
 
 /// While held, the other workers of the caller's pool poll for jobs instead of sleeping: a
@@ -78,6 +82,8 @@ impl Warm {
             // a region): it starts no chain
             if ctx.index() != driver {
                 poll.polling.fetch_add(1, Ordering::AcqRel);
+                #[cfg(test)]
+                poll.started.fetch_add(1, Ordering::AcqRel);
                 Arc::clone(&poll).slice(driver, Instant::now());
             }
         });
@@ -125,10 +131,10 @@ mod tests {
     use super::*;
     use rayon::prelude::*;
 
-    /// Waits up to 10 s for `polling` to reach `n`.
-    fn wait_for(shared: &Shared, n: usize) -> bool {
+    /// Waits up to 10 s for `count` to reach `n`.
+    fn wait_for(count: &AtomicUsize, n: usize) -> bool {
         let t = Instant::now();
-        while shared.polling.load(Ordering::Acquire) != n {
+        while count.load(Ordering::Acquire) != n {
             if t.elapsed() > Duration::from_secs(10) {
                 return false;
             }
@@ -154,7 +160,10 @@ mod tests {
                     assert_eq!(warm.shared.is_some(), threads > 1);
                     let shared = warm.shared.clone();
                     if let Some(s) = &shared {
-                        assert!(wait_for(s, threads - 1), "the other workers did not poll");
+                        assert!(
+                            wait_for(&s.started, threads - 1),
+                            "the other workers did not poll"
+                        );
                     }
                     for _ in 0..50 {
                         let got: Vec<u64> =
@@ -168,7 +177,10 @@ mod tests {
                     }
                     drop(warm);
                     if let Some(s) = &shared {
-                        assert!(wait_for(s, 0), "the workers kept polling after the drop");
+                        assert!(
+                            wait_for(&s.polling, 0),
+                            "the workers kept polling after the drop"
+                        );
                     }
                 }
                 let got: Vec<u64> = (0..10_000u64).into_par_iter().map(|i| i * i % 7).collect();
@@ -190,9 +202,9 @@ mod tests {
             assert!(Warm::for_weights(MIN_WEIGHTS - 1).shared.is_none());
             let warm = Warm::for_weights(MIN_WEIGHTS);
             let shared = warm.shared.clone().expect("two workers");
-            assert!(wait_for(&shared, 1));
+            assert!(wait_for(&shared.started, 1));
             std::thread::sleep(4 * POLL_IDLE_LIMIT);
-            assert!(wait_for(&shared, 0), "an idle poller kept polling");
+            assert!(wait_for(&shared.polling, 0), "an idle poller kept polling");
             drop(warm);
         });
     }
