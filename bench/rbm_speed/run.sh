@@ -56,9 +56,9 @@ ais)
     if [ "$b" = torch ]; then
       echo "torch ais threads=$T $(timed "${PEER_CMD[@]}" ais --threads "$T" --sampler uniform --model "$MP" --data "$MNIST")"
     elif [ "${b%:rate}" != "$b" ]; then
-      echo "${b%:rate} ais base-rate threads=$T $(timed "${b%:rate}" bench ais --model "$M" --base-data "$MNIST" --binarize threshold:127 --chains 100 --repeats 1 --threads "$T" --quiet --json)"
+      echo "${b%:rate} ais base-rate threads=$T $(timed "${b%:rate}" bench ais --model "$M" --base-data "$MNIST" --binarize threshold:127 --ais-chains 100 --repeats 1 --threads "$T" --quiet --json)"
     else
-      echo "$b ais uniform threads=$T $(timed "$b" bench ais --model "$M" --chains 100 --repeats 1 --threads "$T" --quiet --json)"
+      echo "$b ais uniform threads=$T $(timed "$b" bench ais --model "$M" --ais-chains 100 --repeats 1 --threads "$T" --quiet --json)"
     fi
   done ;;
 scaling)

@@ -17,6 +17,9 @@
 use rayon::prelude::*;
 use std::sync::OnceLock;
 
+mod changes;
+pub use changes::{carry_products, ChangeLists};
+
 /// Above this fraction of ones the dense GEMM is faster than summing rows (strips that do
 /// not fit in L1; see [`max_density`]).
 pub const SPARSE_MAX_DENSITY: f64 = 0.3;
@@ -459,15 +462,23 @@ unsafe fn push_ones_with(
     idx: &mut Vec<u32>,
     masks: impl Fn(&[f32]) -> (u32, u32),
 ) -> bool {
-    push_selected_with(row, idx, false, masks, |mut mask, at, dst| {
-        let mut n = 0;
-        while mask != 0 {
-            dst.add(n).write(at + mask.trailing_zeros());
-            n += 1;
-            mask &= mask - 1;
-        }
-        n
-    })
+    push_selected_with(row, idx, false, masks, |m, at, dst| emit_scalar(m, at, dst))
+}
+
+/// Writes the indices `at + lane` of the lanes `mask` selects at `dst`, one by one (the
+/// portable twin of [`left_pack8_avx2`]); returns how many.
+///
+/// # Safety
+/// `dst` has room for the mask's ones.
+#[inline(always)]
+unsafe fn emit_scalar(mut mask: u32, at: u32, dst: *mut u32) -> usize {
+    let mut n = 0;
+    while mask != 0 {
+        dst.add(n).write(at + mask.trailing_zeros());
+        n += 1;
+        mask &= mask - 1;
+    }
+    n
 }
 
 /// For 8 entries: the bit mask of the nonzero ones, and a nonzero value when any entry is

@@ -304,7 +304,8 @@ pub(super) fn anneal(
     interrupt: Option<&Interrupt>,
 ) -> Result<Vec<f64>> {
     // the step kernel: every chain block through both half-steps on one thread
-    // (`rbm::gibbs::AnnealChains`, the same bits as a layer-at-a-time step)
+    // (`rbm::gibbs::AnnealChains`: products carried by each chain's changes; the same bits on
+    // any number of threads)
     let mut chains = AnnealChains::new(rbm, base_b, v, rngs)?;
     // the other workers poll through the steps' short parallel regions
     let _warm = crate::warm::Warm::for_weights(rbm.n_visible() * rbm.n_hidden());

@@ -15,7 +15,7 @@
 
 use super::{sample_bernoulli, GibbsChains};
 use crate::error::{Error, Result};
-use crate::linalg::binary::{self, IndexLists, Packed};
+use crate::linalg::binary::{self, ChangeLists, IndexLists, Packed};
 use crate::linalg::{self, Op};
 use crate::rbm::Rbm;
 use crate::rng::BkRng;
@@ -85,6 +85,18 @@ impl Scan {
                 listed: 0,
                 complement: false,
             },
+        }
+    }
+
+    /// The scan of a block's change lists ([`ChangeLists`]; `empty`: a block without rows).
+    pub(super) fn of_changes(c: &ChangeLists, empty: bool) -> Scan {
+        if empty {
+            return Scan::NONE;
+        }
+        Scan {
+            binary: c.binary(),
+            listed: if c.binary() { c.listed() } else { 0 },
+            complement: c.binary() && c.has_complements(),
         }
     }
 
