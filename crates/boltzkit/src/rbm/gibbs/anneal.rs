@@ -10,10 +10,13 @@
 //! hidden units per step, against 17% and 29% of ones, so a step sums fewer than half the
 //! rows a fresh product would (issue 19). A row goes back to a fresh sum when its changes
 //! are not fewer than its ones (or zeros), and at least every [`MAX_DELTA_RUN`] + 1 steps,
-//! which bounds the rounding a carried product gathers (a few `f32` ulps per step). The
+//! which bounds the rounding a carried product gathers (a few `f32` ulps per step); a
+//! product narrower than [`MIN_CARRY_COLS`] is always summed afresh. The hidden units' part
+//! of the log-weight gain comes from the probabilities the step draws from, by a series
+//! ([`linalg::sigmoid_with_softplus_gain`]) when the step in `β` is small. The
 //! results do not depend on the number of threads (every choice is per chain, and chain `i`
 //! draws from its own stream); with `max_run = 0` every product is fresh and the step is the
-//! bits of the layer-at-a-time step ([`AnnealChains::step_unfused`], the tests' reference).
+//! bits of the layer-at-a-time step (`AnnealChains::step_unfused`, the tests' reference).
 
 use super::fused::{bounds, hidden_product, n_blocks, split, visible_product, Scan};
 use super::sample_bernoulli;
