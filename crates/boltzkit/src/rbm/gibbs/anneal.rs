@@ -434,33 +434,16 @@ mod tests {
                         if t % 50 != 49 {
                             continue;
                         }
-                        let m = c.log_weights.len();
-                        let mut xv = vec![0f32; m * nh];
-                        crate::linalg::sgemm(
-                            crate::linalg::Op::N,
-                            crate::linalg::Op::N,
-                            m,
-                            nh,
-                            nv,
-                            1.0,
-                            &v,
-                            rbm.w(),
-                            0.0,
-                            &mut xv,
-                        );
-                        let mut xh = vec![0f32; m * nv];
-                        crate::linalg::sgemm(
-                            crate::linalg::Op::N,
-                            crate::linalg::Op::T,
-                            m,
-                            nv,
-                            nh,
-                            1.0,
-                            &c.h,
-                            rbm.w(),
-                            0.0,
-                            &mut xh,
-                        );
+                        // the fresh products by the dense GEMM: `x·W` or `x·Wᵀ`
+                        let dense = |x: &[f32], op: crate::linalg::Op, (k, n): (usize, usize)| {
+                            let m = x.len() / k;
+                            let mut out = vec![0f32; m * n];
+                            let n_op = crate::linalg::Op::N;
+                            crate::linalg::sgemm(n_op, op, m, n, k, 1.0, x, rbm.w(), 0.0, &mut out);
+                            out
+                        };
+                        let xv = dense(&v, crate::linalg::Op::N, (nv, nh));
+                        let xh = dense(&c.h, crate::linalg::Op::T, (nh, nv));
                         for (got, want) in [(&c.xv, &xv), (&c.xh, &xh)] {
                             for (g, w) in got.iter().zip(want) {
                                 assert!(
