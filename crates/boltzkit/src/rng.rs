@@ -7,6 +7,9 @@
 use rand::SeedableRng;
 pub use rand_xoshiro::Xoshiro256PlusPlus;
 
+mod lanes;
+pub use lanes::{sample_bernoulli_x4, Xoshiro256PlusPlusX4};
+
 /// The generator type used by boltzkit.
 pub type BkRng = Xoshiro256PlusPlus;
 

@@ -206,7 +206,7 @@ fn rms_from(x: &[f64], target: f64) -> f64 {
 }
 
 /// What exactly is bounded, on small models far from their data (CD-1 at a large rate; a
-/// strong spurious mode), over 50 seeds at 10 and 100 steps, against the exact annealing
+/// strong spurious mode), over 100 seeds at 10 and 100 steps, against the exact annealing
 /// model: the mean RAISE figure is at or below the annealing model's average log-likelihood
 /// and the mean forward AIS figure at or above the RBM's, within 2 standard errors; RAISE
 /// closes on the annealing model and AIS on the RBM as the steps grow. Where RAISE sits above
@@ -214,7 +214,7 @@ fn rms_from(x: &[f64], target: f64) -> f64 {
 /// the RBM (few steps never reach the mass away from the data). The data-start estimator is
 /// bounded by neither: it lies above the annealing model's figure.
 #[test]
-fn raise_bounds_the_annealing_model_ais_the_model_50_seeds() {
+fn raise_bounds_the_annealing_model_ais_the_model_100_seeds() {
     let test = modes_data(10, 40, 2);
     let models = [
         ("cd1 lr 3", cd1_model(10, 6, 3.0, 3)),
@@ -234,13 +234,13 @@ fn raise_bounds_the_annealing_model_ais_the_model_50_seeds() {
                 .map(|r| p_ann[state_of(&test, r)].ln())
                 .sum::<f64>()
                 / test.n_samples() as f64;
-            let (r, a, d, inverted) = seeded_runs(rbm, &test, &schedule, 50);
+            let (r, a, d, inverted) = seeded_runs(rbm, &test, &schedule, 100);
             let (mr, sr) = mean_sem(&r);
             let (ma, sa) = mean_sem(&a);
             let (md, sd) = mean_sem(&d);
             eprintln!(
                 "{name} K {k}: exact {truth:.4} annealing model {ann:.4} raise {mr:.4} ± {sr:.4} \
-                 ais {ma:.4} ± {sa:.4} data-start {md:.4} ± {sd:.4} inverted {inverted}/50"
+                 ais {ma:.4} ± {sa:.4} data-start {md:.4} ± {sd:.4} inverted {inverted}/100"
             );
             assert!(
                 mr <= ann + 2.0 * sr,
