@@ -968,6 +968,10 @@ pub fn sum_selected_serial(lists: &IndexLists, packed: &Packed, out: &mut [f32])
     unsafe { sum_strips(lists, packed, totals, out.as_mut_ptr(), 0..packed.strips()) };
 }
 
+/// Tasks per thread of [`sum_selected_by_strips`]: a thread that finishes its share first
+/// takes over part of the other's.
+const TASKS_PER_THREAD: usize = 4;
+
 /// Several products with one packed matrix, `out_k ← Σ_{i ∈ lists_k[r]} row i of packed` for
 /// each `(lists_k, out_k)` (as [`sum_selected`] of each), in one parallel pass split by
 /// strips: each task takes a contiguous range of strips for every product, strip by strip
@@ -996,7 +1000,7 @@ pub fn sum_selected_by_strips(
     if jobs.is_empty() {
         return;
     }
-    let tasks = rayon::current_num_threads().clamp(1, strips);
+    let tasks = (TASKS_PER_THREAD * rayon::current_num_threads()).clamp(1, strips);
     let g = strips_per_pass(packed);
     (0..tasks).into_par_iter().for_each(|t| {
         let range = strips * t / tasks..strips * (t + 1) / tasks;
