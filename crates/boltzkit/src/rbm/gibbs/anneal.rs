@@ -63,6 +63,9 @@ pub(crate) struct AnnealChains {
     /// `b − b_A`, the linear term of `ln p*_β(v)` per unit of `β`.
     db: Vec<f64>,
     base_b: Vec<f32>,
+    /// `(1 − β′) b_A` of the current step, the base model's share of the visible inputs
+    /// (a buffer reused from step to step).
+    base_share: Vec<f32>,
     bounds: Vec<usize>,
     scratch: Vec<BlockScratch>,
     /// What the change lists of `v` hold.
@@ -142,6 +145,7 @@ impl AnnealChains {
             lin: vec![0f64; m],
             db,
             base_b: base_b.to_vec(),
+            base_share: vec![0f32; nv],
             bounds: bounds(m, nb),
             scratch: (0..nb).map(|_| BlockScratch::default()).collect(),
             scan: Scan::NONE,
@@ -240,8 +244,10 @@ impl AnnealChains {
         });
         self.db = db;
         let wt = visible_product(rbm, s, &self.h, &mut self.xh);
-        // `(1 − β′) b_A`, the base model's share of the visible inputs
-        let base_share: Vec<f32> = self.base_b.iter().map(|&a| (1.0 - bf) * a).collect();
+        let mut base_share = std::mem::take(&mut self.base_share);
+        for (s, &a) in base_share.iter_mut().zip(&self.base_b) {
+            *s = (1.0 - bf) * a;
+        }
         self.scan = self.region(|b, nv, _| {
             if let Some(wt) = wt {
                 binary::carry_products(&b.s.h_changes, wt, b.xh);
@@ -263,6 +269,7 @@ impl AnnealChains {
             b.s.v_changes.finish();
             Scan::of_changes(&b.s.v_changes, b.v.is_empty())
         });
+        self.base_share = base_share;
         self.hidden_known = true;
     }
 }
