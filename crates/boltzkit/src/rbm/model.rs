@@ -731,14 +731,21 @@ pub fn fill_batch(data: &Dataset, rows: &[usize], out: &mut [f32]) -> Result<()>
         ));
     }
     // in parallel over blocks of rows: reading shuffled rows waits on memory (serial, 77 µs
-    // of each PCD-1 MNIST update, while the other thread slept; issue 19)
+    // of each PCD-1 MNIST update, while the other thread slept; issue 19). A contiguous
+    // sample is converted from its slice (vectorized): through the view's element iterator
+    // the copy of an MNIST mini-batch took 110-150 µs of each 2-thread update, 57-70 µs so.
     rows.par_chunks(FILL_BLOCK)
         .zip(out.par_chunks_mut(FILL_BLOCK * d.max(1)))
         .for_each(|(rows, out)| {
             for (&r, dst) in rows.iter().zip(out.chunks_exact_mut(d.max(1))) {
-                dst.iter_mut()
-                    .zip(data.sample(r).iter())
-                    .for_each(|(o, &x)| *o = f32::from(x));
+                let sample = data.sample(r);
+                match sample.as_slice() {
+                    Some(x) => dst.iter_mut().zip(x).for_each(|(o, &x)| *o = f32::from(x)),
+                    None => dst
+                        .iter_mut()
+                        .zip(sample.iter())
+                        .for_each(|(o, &x)| *o = f32::from(x)),
+                }
             }
         });
     Ok(())
