@@ -204,6 +204,64 @@ impl IndexLists {
     }
 }
 
+impl IndexLists {
+    /// The lists of [`IndexLists::columns_of`] from the rows' own lists: for each of the `k`
+    /// columns of the matrix that stacks the rows listed by `parts` (each part's lists in
+    /// order, every list the ones of a row of `k` columns), the stacked rows holding a one, in
+    /// increasing order; the density rule as [`IndexLists::columns_of`]. `None` also when a
+    /// part lists the zeros of a row ([`IndexLists::is_complement`]) or was not built for
+    /// rows of `k` columns: the caller then scans the matrix. A counting sort of the ones
+    /// alone: a training step that listed its states' rows for the sampling gets the
+    /// statistics' column lists without a second scan of every entry (issue 19).
+    pub fn columns_of_lists(
+        &mut self,
+        parts: &[&IndexLists],
+        k: usize,
+        max_density: f64,
+    ) -> Option<f64> {
+        // (a part without lists may be of a block without rows: its width is not set)
+        if parts
+            .iter()
+            .any(|p| !p.is_empty() && (p.bound != k || p.has_complements()))
+        {
+            return None;
+        }
+        let rows: usize = parts.iter().map(|p| p.len()).sum();
+        let ones: usize = parts.iter().map(|p| p.listed()).sum();
+        let total = rows * k;
+        if total == 0 || ones > budget(max_density, total) {
+            return None;
+        }
+        self.complement.clear();
+        self.offsets.clear();
+        self.offsets.resize(k + 1, 0);
+        for p in parts {
+            for &c in &p.idx {
+                self.offsets[c as usize + 1] += 1;
+            }
+        }
+        for i in 0..k {
+            self.offsets[i + 1] += self.offsets[i];
+        }
+        self.idx.clear();
+        self.idx.resize(ones, 0);
+        self.next.clear();
+        self.next.extend_from_slice(&self.offsets[..k]);
+        let mut row = 0u32;
+        for p in parts {
+            for r in 0..p.len() {
+                for &c in p.get(r) {
+                    self.idx[self.next[c as usize]] = row;
+                    self.next[c as usize] += 1;
+                }
+                row += 1;
+            }
+        }
+        self.bound = rows;
+        Some(ones as f64 / total as f64)
+    }
+}
+
 /// [`IndexLists::columns_of`] split into `lists.len()` ranges of columns built in parallel:
 /// `lists[t]` holds the lists of the columns [`column_range`]`(k, t, lists.len())`. The
 /// lists, the density and the answer are those of one call (the ones are counted over all
@@ -1539,6 +1597,54 @@ mod tests {
                 }
             });
         }
+    }
+
+    /// Column lists built from the rows' lists equal those of the scan of the stacked rows,
+    /// the density rule included (at the ones, one short); a part that lists a row by its
+    /// zeros, or was built for rows of another width, is refused.
+    #[test]
+    fn column_lists_from_row_lists_equal_the_scan() {
+        let k = 37;
+        let dense = [
+            random(9 * k, 0.2, 31),
+            random(5 * k, 0.35, 32),
+            random(0, 0.1, 33),
+        ];
+        let dense: Vec<&[f32]> = dense.iter().map(|p| &p[..]).collect();
+        let rows: Vec<IndexLists> = dense
+            .iter()
+            .map(|d| {
+                let mut l = IndexLists::default();
+                l.rows_of(d, k, 1.0);
+                l
+            })
+            .collect();
+        // the empty part is a block without rows (its width unset)
+        assert_eq!((rows[2].len(), rows[2].bound), (0, 0));
+        let parts: Vec<&IndexLists> = rows.iter().collect();
+        let ones: usize = parts.iter().map(|p| p.listed()).sum();
+        let total = 14 * k;
+        let at = ones as f64 / total as f64;
+        let short = at - 0.5 / total as f64;
+        let (mut scan, mut by_lists) = (IndexLists::default(), IndexLists::default());
+        for max in [1.0, 0.3, at, short] {
+            let want = scan.columns_of(&dense, k, max);
+            assert_eq!(by_lists.columns_of_lists(&parts, k, max), want, "max {max}");
+            if want.is_some() {
+                assert_eq!((by_lists.len(), by_lists.bound), (k, scan.bound));
+                for c in 0..k {
+                    assert_eq!(by_lists.get(c), scan.get(c), "column {c}");
+                }
+                assert!(!by_lists.has_complements());
+            }
+        }
+        assert_eq!(by_lists.columns_of_lists(&parts, k + 1, 1.0), None);
+        let mut flipped = IndexLists::default();
+        let mut heavy = dense[0].to_vec();
+        heavy[..k].fill(1.0);
+        flipped.rows_or_complements_of(&heavy, k, 1.0).unwrap();
+        assert!(flipped.has_complements());
+        assert_eq!(by_lists.columns_of_lists(&[&flipped], k, 1.0), None);
     }
 
     /// `A·B` and `Aᵀ·P` (stacked, scaled) against the dense GEMM on odd shapes: strip tails,

@@ -26,6 +26,22 @@ use rayon::prelude::*;
 #[derive(Debug, Clone, Default)]
 pub struct FusedScratch {
     blocks: Vec<BlockLists>,
+    /// Whether the blocks' lists hold the ones of the mini-batch's rows and of the chains'
+    /// visible states (after a step whose states all scanned as 0/1 and whose last draw was
+    /// of the visible layer): [`FusedScratch::visible_lists`].
+    visible_listed: bool,
+}
+
+impl FusedScratch {
+    /// The lists of the rows of the last fused step's mini-batch and then of its chains'
+    /// visible states, block by block (so in row order), when they hold them: for
+    /// [`crate::rbm::train::Gradient::set_difference_listed`].
+    pub(crate) fn visible_lists(&self) -> Option<Vec<&IndexLists>> {
+        self.visible_listed.then(|| {
+            let data = self.blocks.iter().map(|b| &b.data);
+            data.chain(self.blocks.iter().map(|b| &b.chain)).collect()
+        })
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -278,6 +294,7 @@ impl GibbsChains {
         if scratch.blocks.len() != nb {
             scratch.blocks.resize_with(nb, BlockLists::default);
         }
+        scratch.visible_listed = false;
 
         // the lists of the batch (and of the chains' visible states, PCD), then p(h | ·)
         let (sd, sc) = self.stage(v, p_pos, scratch, (&bd, &bc), nv, nh, |b| {
@@ -331,6 +348,8 @@ impl GibbsChains {
                 })
                 .1;
         }
+        // the chains' lists are of their visible states now (drawn last)
+        scratch.visible_listed = sd.binary && s.binary;
         if plan.final_hidden {
             let w = hidden_product(rbm, s, &self.v, &mut self.ph);
             self.hidden_stage(

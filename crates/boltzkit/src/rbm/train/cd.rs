@@ -193,7 +193,14 @@ impl GradientEstimator for Cd {
         let Some(chains) = self.chains.as_ref() else {
             return Err(Error::Internal("no chains after sampling".into()));
         };
-        grad.set_difference(rbm, v, &self.p_pos, chains.visible(), chains.hidden_probs())
+        let (pos, neg) = (
+            (v, &self.p_pos[..]),
+            (chains.visible(), chains.hidden_probs()),
+        );
+        match self.fused.visible_lists() {
+            Some(lists) => grad.set_difference_listed(rbm, pos, neg, &lists),
+            None => grad.set_difference(rbm, pos.0, pos.1, neg.0, neg.1),
+        }
     }
 }
 
@@ -345,8 +352,18 @@ mod tests {
                 .map(|_| f32::from(u8::from(rng.random::<f32>() < density)))
                 .collect()
         };
-        for (nv, nh, sd) in [(41, 23, 1.5), (300, 700, 0.05), (19, 600, 0.8)] {
-            let rbm = Rbm::random(nv, nh, sd, &mut rng_from_seed(nv as u64)).unwrap();
+        // the last model's visible biases keep its chains' states sparse: the statistics
+        // from the step's own lists ([`Gradient::set_difference_listed`])
+        for (nv, nh, sd) in [
+            (41, 23, 1.5),
+            (300, 700, 0.05),
+            (19, 600, 0.8),
+            (120, 90, 0.3),
+        ] {
+            let mut rbm = Rbm::random(nv, nh, sd, &mut rng_from_seed(nv as u64)).unwrap();
+            if nv == 120 {
+                rbm.params_mut().1.fill(-3.0);
+            }
             // a one-row batch after larger ones: PCD's blocks then hold no data rows (the
             // last batch of an epoch; stale lists there once broke the fused step)
             let mut batches = vec![

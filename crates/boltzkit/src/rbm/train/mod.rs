@@ -96,7 +96,24 @@ impl Gradient {
         v_neg: &[f32],
         p_neg: &[f32],
     ) -> Result<()> {
-        self.difference(rbm, v_pos, p_pos, v_neg, p_neg, None)
+        self.difference(rbm, v_pos, p_pos, v_neg, p_neg, None, None)
+    }
+
+    /// [`Gradient::set_difference`] for states whose rows the sampler already listed:
+    /// `row_lists` lists the ones of every row of `v_pos` and then of `v_neg`, in order (the
+    /// index lists of [`crate::rbm::GibbsChains`]' fused step). The statistics' column lists
+    /// are then sorted from those lists instead of scanned from the states, and the visible
+    /// means counted from them: the same bits. Lists that cannot serve (a row listed by its
+    /// zeros, another width) fall back to the scan.
+    pub(crate) fn set_difference_listed(
+        &mut self,
+        rbm: &Rbm,
+        (v_pos, p_pos): (&[f32], &[f32]),
+        (v_neg, p_neg): (&[f32], &[f32]),
+        row_lists: &[&binary::IndexLists],
+    ) -> Result<()> {
+        let lists = Some(row_lists);
+        self.difference(rbm, v_pos, p_pos, v_neg, p_neg, None, lists)
     }
 
     /// The importance-weighted difference of pop-CD (Eq. 8 of the pop-CD paper): as
@@ -124,11 +141,13 @@ impl Gradient {
         for (row, &ri) in p_neg.chunks_exact_mut(nh).zip(r) {
             row.iter_mut().for_each(|p| *p *= ri);
         }
-        self.difference(rbm, v_pos, p_pos, v_neg, p_neg, Some(r))
+        self.difference(rbm, v_pos, p_pos, v_neg, p_neg, Some(r), None)
     }
 
     /// `W` and `c` statistics from `p_neg` as given; `b`'s negative mean weights row `i` of
-    /// `v_neg` by `r_i` when `r` is given.
+    /// `v_neg` by `r_i` when `r` is given; the rows' lists when given (and unweighted), as
+    /// [`Gradient::set_difference_listed`].
+    #[allow(clippy::too_many_arguments)]
     fn difference(
         &mut self,
         rbm: &Rbm,
@@ -137,6 +156,7 @@ impl Gradient {
         v_neg: &[f32],
         p_neg: &[f32],
         r: Option<&[f32]>,
+        row_lists: Option<&[&binary::IndexLists]>,
     ) -> Result<()> {
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
         check_len("Gradient", "w", self.w.len(), nv * nh)?;
@@ -155,32 +175,49 @@ impl Gradient {
         let (sp, sn) = (1.0 / bp as f32, 1.0 / bn as f32);
         let Gradient { w, b, c } = self;
         // sparse 0/1 states: one pass summing the rows of [sp·P_pos; −sn·P_neg] selected by
-        // the ones of each column of [V_pos; V_neg]. The column lists (counting sorts, one per
-        // range of columns, in parallel) are built while the other threads pack P and take
-        // the bias means: alone, one serial sort left the second thread idle (issue 19).
-        // Each result is the same bits.
+        // the ones of each column of [V_pos; V_neg]. The column lists are built while the
+        // other threads pack P and take the hidden means: alone, one serial sort left the
+        // second thread idle (issue 19). From the rows' lists when given (a counting sort of
+        // the ones, the visible means counted from the lists); else by a scan of the states
+        // (counting sorts, one per range of columns, in parallel) and the visible means by
+        // rows. Each result is the same bits.
+        let by_lists = row_lists.filter(|_| r.is_none());
         let sparse = binary::with_scratch(|s| {
             let binary::Scratch {
                 column_lists,
                 packed,
                 ..
             } = s;
-            // one range (no parallel region) for small batches: the trials of the repro
-            // commands, many small models side by side, lost 10-20% to the split
-            let ranges = if (bp + bn) * nv >= SPLIT_LISTS_MIN_ENTRIES {
-                rayon::current_num_threads().clamp(1, nv)
-            } else {
-                1
-            };
-            column_lists.resize_with(ranges, Default::default);
             let (listed, ()) = rayon::join(
-                || binary::columns_of_split(column_lists, &[v_pos, v_neg], nv, SPARSE_MAX_DENSITY),
+                || {
+                    if let Some(parts) = by_lists {
+                        column_lists.resize_with(1, Default::default);
+                        let lists = &mut column_lists[0];
+                        if let Some(d) = lists.columns_of_lists(parts, nv, SPARSE_MAX_DENSITY) {
+                            count_difference(b, lists, bp, bn);
+                            return Some(d);
+                        }
+                    }
+                    // one range (no parallel region) for small batches: the trials of the
+                    // repro commands, many small models side by side, lost 10-20% to the split
+                    let ranges = if (bp + bn) * nv >= SPLIT_LISTS_MIN_ENTRIES {
+                        rayon::current_num_threads().clamp(1, nv)
+                    } else {
+                        1
+                    };
+                    column_lists.resize_with(ranges, Default::default);
+                    rayon::join(
+                        || {
+                            let parts = [v_pos, v_neg];
+                            binary::columns_of_split(column_lists, &parts, nv, SPARSE_MAX_DENSITY)
+                        },
+                        || mean_difference(b, v_pos, v_neg, r),
+                    )
+                    .0
+                },
                 || {
                     packed.pack_stacked(&[(p_pos, sp), (p_neg, -sn)], nh);
-                    rayon::join(
-                        || mean_difference(b, v_pos, v_neg, r),
-                        || mean_difference(c, p_pos, p_neg, None),
-                    );
+                    mean_difference(c, p_pos, p_neg, None);
                 },
             );
             listed?;
@@ -202,6 +239,24 @@ impl Gradient {
             linalg::sgemm_par(Op::T, Op::N, nv, nh, bn, -sn, v_neg, p_neg, 1.0, w);
         }
         Ok(())
+    }
+}
+
+/// `out_i = ones_pos_i / rows_pos − ones_neg_i / rows_neg` from the column lists of the
+/// stacked `[V_pos; V_neg]` (`rows_pos` rows, then `rows_neg`; each list in increasing row
+/// order): the bits of [`mean_difference`] on the 0/1 states, whose `f64` sums are these counts
+/// exactly.
+fn count_difference(
+    out: &mut [f32],
+    columns: &binary::IndexLists,
+    rows_pos: usize,
+    rows_neg: usize,
+) {
+    let (np, nn) = (rows_pos as f64, rows_neg as f64);
+    for (i, o) in out.iter_mut().enumerate() {
+        let rows = columns.get(i);
+        let pos = rows.partition_point(|&row| (row as usize) < rows_pos);
+        *o = (pos as f64 / np - (rows.len() - pos) as f64 / nn) as f32;
     }
 }
 
@@ -346,6 +401,58 @@ mod tests {
                         "{density} w[{i},{j}]: {got} vs {want}"
                     );
                 }
+            }
+        }
+    }
+
+    /// The statistics from the rows' lists equal those from the scan of the states, bit for
+    /// bit: sparse batches split into blocks of rows (one empty), on 1 and 2 threads; lists
+    /// that cannot serve (a row listed by its zeros, a batch past the sparse switch) fall
+    /// back to the scan.
+    #[test]
+    fn statistics_from_row_lists_equal_the_scan() {
+        let (nv, nh) = (70, 40);
+        let rbm = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(3)).unwrap();
+        let mut rng = rng_from_seed(4);
+        let mut bits = |rows: usize, density: f32| -> Vec<f32> {
+            (0..rows * nv)
+                .map(|_| f32::from(u8::from(rng.random::<f32>() < density)))
+                .collect()
+        };
+        let mut heavy = bits(6, 0.1);
+        heavy[nv..2 * nv].fill(1.0);
+        for (vp, vn) in [
+            (bits(9, 0.1), bits(6, 0.15)),
+            (bits(1, 0.2), bits(6, 0.1)),
+            (bits(9, 0.1), heavy),
+            (bits(9, 0.4), bits(6, 0.4)),
+        ] {
+            let (bp, bn) = (vp.len() / nv, vn.len() / nv);
+            let (mut pp, mut pn) = (vec![0f32; bp * nh], vec![0f32; bn * nh]);
+            rbm.hidden_probs(&vp, &mut pp).unwrap();
+            rbm.hidden_probs(&vn, &mut pn).unwrap();
+            let mut want = Gradient::like(&rbm);
+            want.set_difference(&rbm, &vp, &pp, &vn, &pn).unwrap();
+            // blocks as the fused step makes them: the batch in two, the chains in three
+            // (the last without rows)
+            let lists = |x: &[f32], cuts: &[usize]| -> Vec<binary::IndexLists> {
+                cuts.windows(2)
+                    .map(|w| {
+                        let mut l = binary::IndexLists::default();
+                        l.rows_or_complements_of(&x[w[0] * nv..w[1] * nv], nv, 1.0);
+                        l
+                    })
+                    .collect()
+            };
+            let (lp, ln) = (lists(&vp, &[0, bp / 2, bp]), lists(&vn, &[0, 2, bn, bn]));
+            let parts: Vec<&binary::IndexLists> = lp.iter().chain(&ln).collect();
+            for threads in [1, 2] {
+                let mut got = Gradient::like(&rbm);
+                crate::testutil::on_threads(threads, || {
+                    got.set_difference_listed(&rbm, (&vp, &pp), (&vn, &pn), &parts)
+                        .unwrap()
+                });
+                assert_eq!(got, want, "{bp} + {bn} rows, {threads} threads");
             }
         }
     }
