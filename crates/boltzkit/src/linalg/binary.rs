@@ -169,7 +169,6 @@ impl IndexLists {
         cols: std::ops::Range<usize>,
         budget: usize,
     ) -> Option<usize> {
-        self.complement.clear();
         // the ones by row, then a counting sort of them by column
         let width = cols.len();
         scan_rows_in(
@@ -180,27 +179,16 @@ impl IndexLists {
             &mut self.row_offsets,
             &mut self.by_row,
         )?;
-        let rows = self.row_offsets.len() - 1;
-        self.offsets.clear();
-        self.offsets.resize(width + 1, 0);
-        for &c in &self.by_row {
-            self.offsets[c as usize + 1] += 1;
-        }
-        for i in 0..width {
-            self.offsets[i + 1] += self.offsets[i];
-        }
-        self.idx.clear();
-        self.idx.resize(self.by_row.len(), 0);
-        self.next.clear();
-        self.next.extend_from_slice(&self.offsets[..width]);
-        for (r, w) in self.row_offsets.windows(2).enumerate() {
-            for &c in &self.by_row[w[0]..w[1]] {
-                self.idx[self.next[c as usize]] = r as u32;
-                self.next[c as usize] += 1;
-            }
-        }
-        self.bound = rows;
-        Some(self.by_row.len())
+        // (the scratch taken out while the lists are written)
+        let (offsets, by_row) = (
+            std::mem::take(&mut self.row_offsets),
+            std::mem::take(&mut self.by_row),
+        );
+        let rows = offsets.windows(2).map(|w| &by_row[w[0]..w[1]]);
+        self.sort_by_column(width, rows, by_row.len());
+        let ones = by_row.len();
+        (self.row_offsets, self.by_row) = (offsets, by_row);
+        Some(ones)
     }
 }
 
@@ -232,33 +220,43 @@ impl IndexLists {
         if total == 0 || ones > budget(max_density, total) {
             return None;
         }
+        let rows = parts.iter().flat_map(|p| (0..p.len()).map(|r| p.get(r)));
+        self.sort_by_column(k, rows, ones);
+        Some(ones as f64 / total as f64)
+    }
+
+    /// Sets these lists to the columns' lists of the rows given as lists of their ones'
+    /// columns (`entries` in all, every column below `k`): list `c` holds, in increasing
+    /// order, the rows whose list holds `c`. A counting sort: the entries counted per column,
+    /// then placed in row order.
+    fn sort_by_column<'r>(
+        &mut self,
+        k: usize,
+        rows: impl Iterator<Item = &'r [u32]> + Clone,
+        entries: usize,
+    ) {
         self.complement.clear();
         self.offsets.clear();
         self.offsets.resize(k + 1, 0);
-        for p in parts {
-            for &c in &p.idx {
-                self.offsets[c as usize + 1] += 1;
-            }
+        for &c in rows.clone().flatten() {
+            self.offsets[c as usize + 1] += 1;
         }
         for i in 0..k {
             self.offsets[i + 1] += self.offsets[i];
         }
         self.idx.clear();
-        self.idx.resize(ones, 0);
+        self.idx.resize(entries, 0);
         self.next.clear();
         self.next.extend_from_slice(&self.offsets[..k]);
-        let mut row = 0u32;
-        for p in parts {
-            for r in 0..p.len() {
-                for &c in p.get(r) {
-                    self.idx[self.next[c as usize]] = row;
-                    self.next[c as usize] += 1;
-                }
-                row += 1;
+        let mut n = 0;
+        for cols in rows {
+            for &c in cols {
+                self.idx[self.next[c as usize]] = n as u32;
+                self.next[c as usize] += 1;
             }
+            n += 1;
         }
-        self.bound = rows;
-        Some(ones as f64 / total as f64)
+        self.bound = n;
     }
 }
 
