@@ -120,6 +120,7 @@ macro_rules! with_model {
             AnyModel::Fvbm($m) => $body,
             AnyModel::Rbm($m) => $body,
             AnyModel::FrankWolfe($m) => $body,
+            AnyModel::Potts($m) => $body,
         }
     };
 }
@@ -155,6 +156,10 @@ impl NativeModel {
     fn data(&self, x: &PyReadonlyArray2<'_, u8>) -> PyResult<Dataset> {
         match &self.model {
             AnyModel::Fsll(m) => convert::dataset(x, Cards::Given(m.cardinalities().to_vec())),
+            AnyModel::Potts(m) => convert::dataset(
+                x,
+                Cards::Given(m.states().iter().map(|&k| k as u32).collect()),
+            ),
             _ => convert::dataset(x, Cards::Binary),
         }
     }
@@ -166,6 +171,7 @@ impl NativeModel {
             AnyModel::FrankWolfe(f) => save_fw_model(path, f, metadata),
             AnyModel::Fsll(m) => Model::save(m, path, metadata),
             AnyModel::Fvbm(m) => Model::save(m, path, metadata),
+            AnyModel::Potts(m) => Model::save(m, path, metadata),
         }
     }
 

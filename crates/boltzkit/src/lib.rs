@@ -11,6 +11,7 @@
 //! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
 //! | [`model`] | [`model::Model`], the one shape of every model: per-row log-probabilities, `ln Z` as an [`estimate::Estimate`], sampling, files |
 //! | [`optim`] | the shared L-BFGS minimizer |
+//! | [`potts`] | Potts models (`q_i` states per site): model, exact enumeration, files |
 //! | [`provenance`] | what a model file records of the fit that made it (CLI and Python alike) |
 //! | [`classify`] | multinomial logistic regression (the readout that scores learned features) |
 //! | [`io`] | model files (safetensors), metric logs (JSONL), atomic writes |
@@ -113,6 +114,7 @@ pub mod io;
 pub mod linalg;
 pub mod model;
 pub mod optim;
+pub mod potts;
 pub mod provenance;
 pub mod rbm;
 pub mod rng;

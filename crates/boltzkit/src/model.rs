@@ -38,6 +38,7 @@ use crate::fsll::FsllModel;
 use crate::fvbm::{self, Fvbm};
 use crate::io::load_tensors;
 use crate::linalg::deterministic_sum;
+use crate::potts::{self, Potts};
 use crate::rbm::ais::{ais_log_partition, ais_log_partition_with_interrupt, AisSchedule};
 use crate::rbm::frank_wolfe::{file as fw_file, FwModel};
 use crate::rbm::{exact as rbm_exact, Rbm};
@@ -430,6 +431,54 @@ impl Model for Rbm {
     }
 }
 
+impl Model for Potts {
+    fn n_variables(&self) -> usize {
+        self.n_sites()
+    }
+
+    /// Up to [`potts::exact::MAX_EXACT_STATES`] joint states (`Π_i q_i`).
+    fn exact_affordable(&self, _task: ExactTask) -> bool {
+        potts::exact::affordable(self)
+    }
+
+    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
+        self.log_potentials(data)
+    }
+
+    /// Summed by [`deterministic_sum`] (rows are scored in parallel).
+    fn mean_unnormalized_log_prob(&self, data: &Dataset) -> Result<f64> {
+        data.require_nonempty()?;
+        let lp = self.unnormalized_log_probs(data)?;
+        Ok(deterministic_sum(&lp, |x| x) / lp.len() as f64)
+    }
+
+    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
+        exact_only(method, "a Potts model")?;
+        Ok(Estimate::exact(potts::exact::log_partition(self)?))
+    }
+
+    /// Exact draws by enumeration; Gibbs chains are not offered through this trait yet.
+    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
+        match sampling.resolve(self.exact_affordable(ExactTask::Sampling)) {
+            Sampler::Exact => potts::exact::sample(self, n, rng),
+            Sampler::Gibbs(_) => Err(not_affordable(
+                "a Potts model (Gibbs sampling is not available through `Model::sample`)",
+                ExactTask::Sampling,
+                format!("{} states", potts::exact::state_count(self.states())),
+                format!("{} states", potts::exact::MAX_EXACT_STATES),
+            )),
+        }
+    }
+
+    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
+        Potts::save(self, path, metadata)
+    }
+
+    fn load(path: &Path) -> Result<Self> {
+        Potts::load(path)
+    }
+}
+
 /// Whether an RBM with these layer sizes can afford the exact `task`: the smaller layer is
 /// enumerated, up to [`rbm_exact::MAX_ENUM_UNITS`] units for `ln Z` and
 /// [`rbm_exact::MAX_SAMPLE_UNITS`] for sampling.
@@ -559,6 +608,8 @@ pub enum AnyModel {
     Rbm(Rbm),
     /// `boltzkit/fw-rbm/v1`: a fractional Frank-Wolfe model.
     FrankWolfe(FwModel),
+    /// `boltzkit/potts/v1`.
+    Potts(Potts),
 }
 
 impl AnyModel {
@@ -571,6 +622,7 @@ impl AnyModel {
             fvbm::FORMAT => Ok(AnyModel::Fvbm(Fvbm::load(path)?)),
             crate::rbm::file::RBM_FORMAT => Ok(AnyModel::Rbm(Rbm::load(path)?)),
             fw_file::FW_FORMAT => Ok(AnyModel::FrankWolfe(fw_file::load_fw_model(path)?)),
+            potts::FORMAT => Ok(AnyModel::Potts(Potts::load(path)?)),
             other => Err(Error::Model {
                 path: path.to_path_buf(),
                 reason: format!("unknown format `{other}`"),
@@ -578,13 +630,14 @@ impl AnyModel {
         }
     }
 
-    /// The family's name: `fsll`, `fvbm`, `rbm` or `frank-wolfe`.
+    /// The family's name: `fsll`, `fvbm`, `rbm`, `frank-wolfe` or `potts`.
     pub fn kind(&self) -> &'static str {
         match self {
             AnyModel::Fsll(_) => "fsll",
             AnyModel::Fvbm(_) => "fvbm",
             AnyModel::Rbm(_) => "rbm",
             AnyModel::FrankWolfe(_) => "frank-wolfe",
+            AnyModel::Potts(_) => "potts",
         }
     }
 }
@@ -632,6 +685,35 @@ mod tests {
         let fractional = FwModel::new(5, w, vec![0.2, 0.3, 0.5], 1.7, vec![0.1; 5]).unwrap();
         assert!(!fractional.is_standard());
         check_normalized(&fractional, 5);
+    }
+
+    #[test]
+    fn potts_normalizes_over_all_states_and_samples_exactly() {
+        let mut m = Potts::zeros(vec![3, 2, 4]).unwrap();
+        let (h, j) = m.parameters_mut();
+        h.iter_mut()
+            .enumerate()
+            .for_each(|(k, v)| *v = (k as f64 * 0.37).sin());
+        j.iter_mut()
+            .enumerate()
+            .for_each(|(k, v)| *v = (k as f64 * 0.71).cos());
+        let cards = vec![3u32, 2, 4];
+        let mut all = Vec::new();
+        for x in 0..24usize {
+            let mut s = [0u8; 3];
+            crate::data::synth::index_to_state(&cards, x, &mut s);
+            all.extend_from_slice(&s);
+        }
+        let all = Dataset::from_flat(all, 3, cards).unwrap();
+        let (lp, log_z) = m.log_probs(&all, &LogPartition::Auto).unwrap();
+        assert!(log_z.is_exact());
+        let total: f64 = lp.iter().map(|x| x.exp()).sum();
+        assert!((total - 1.0).abs() < 1e-12, "{total}");
+        let x = m.sample(5, &Sampling::Auto, &mut rng_from_seed(1)).unwrap();
+        assert_eq!((x.n_samples(), x.n_vars()), (5, 3));
+        assert!(m
+            .sample(5, &Sampling::Gibbs { steps: 3 }, &mut rng_from_seed(1))
+            .is_err());
     }
 
     #[test]
@@ -721,11 +803,13 @@ mod tests {
         Model::save(&fvbm, &p("b"), &meta).unwrap();
         Model::save(&rbm, &p("c"), &meta).unwrap();
         Model::save(&fw, &p("d"), &meta).unwrap();
-        let kinds: Vec<&str> = ["a", "b", "c", "d"]
+        let potts = Potts::new(vec![2, 3], vec![0.1, 0.2, 0.3, 0.4, 0.5], vec![0.5; 6]).unwrap();
+        Model::save(&potts, &p("e"), &meta).unwrap();
+        let kinds: Vec<&str> = ["a", "b", "c", "d", "e"]
             .iter()
             .map(|f| AnyModel::load(&p(f)).unwrap().kind())
             .collect();
-        assert_eq!(kinds, ["fsll", "fvbm", "rbm", "frank-wolfe"]);
+        assert_eq!(kinds, ["fsll", "fvbm", "rbm", "frank-wolfe", "potts"]);
         assert_eq!(<Rbm as Model>::load(&p("c")).unwrap(), rbm);
         assert!(AnyModel::load(&p("missing")).is_err());
     }
