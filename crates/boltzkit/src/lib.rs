@@ -10,6 +10,7 @@
 //! | [`fvbm`] | fully visible Boltzmann machines: exact engine, Gibbs, MPLE (BSLM, GA, Newton), sandwich SEs, exact MLE |
 //! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
 //! | [`model`] | [`model::Model`], the one shape of every model: per-row log-probabilities, `ln Z` as an [`estimate::Estimate`], sampling, files |
+//! | [`potts`] | Potts models of sequence alignments (DCA): alignments, sequence weights |
 //! | [`optim`] | the shared L-BFGS minimizer |
 //! | [`potts`] | Potts models (`q_i` states per site): model, exact enumeration, files |
 //! | [`provenance`] | what a model file records of the fit that made it (CLI and Python alike) |

@@ -131,8 +131,8 @@ pub(crate) fn parse_error(
     }
 }
 
-/// The bytes of `path`, gunzipped when `gz`.
-fn load(path: &Path, gz: bool) -> Result<Vec<u8>> {
+/// The bytes of `path`, gunzipped when `gz` (also the alignment reader's, `potts::alignment`).
+pub(crate) fn load(path: &Path, gz: bool) -> Result<Vec<u8>> {
     let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     if !gz {
         return Ok(raw);

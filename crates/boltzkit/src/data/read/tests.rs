@@ -477,20 +477,7 @@ fn err_threshold_must_be_finite() {
 
 // ----------------------------------------------------------- shared real data
 
-/// The shared data directory, or `None` (with a note) when this checkout lacks it.
-fn shared_data() -> Option<PathBuf> {
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let found = [
-        crate_dir.join("../../shared/data"),
-        crate_dir.join("../../../shared/data"),
-    ]
-    .into_iter()
-    .find(|p| p.is_dir());
-    if found.is_none() {
-        eprintln!("note: shared/data not found beside the checkout; skipping real-data test");
-    }
-    found
-}
+use crate::testutil::shared_data;
 
 fn mean(d: &Dataset) -> f64 {
     d.values().iter().map(|&v| f64::from(v)).sum::<f64>() / d.values().len() as f64
