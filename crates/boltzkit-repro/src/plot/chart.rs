@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 pub const PANEL: (u32, u32) = (800, 500);
 
 /// Font family name under which the embedded DejaVu Sans is registered.
-const FONT: &str = "sans-serif";
+pub(super) const FONT: &str = "sans-serif";
 
 /// Line colors, in order of the series (matplotlib's `tab10`).
 const PALETTE: [RGBColor; 10] = [
@@ -318,7 +318,7 @@ fn min_max(v: &[f64]) -> (f64, f64) {
 }
 
 /// Registers the embedded DejaVu Sans (regular and bold) once per process.
-fn register_fonts() -> anyhow::Result<()> {
+pub(super) fn register_fonts() -> anyhow::Result<()> {
     static DONE: OnceLock<bool> = OnceLock::new();
     let ok = *DONE.get_or_init(|| {
         let regular =
@@ -371,7 +371,7 @@ pub fn chart_panels(path: &Path, charts: &[Chart], cols: usize) -> anyhow::Resul
 type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
 
 /// A plotters error as an `anyhow` one (its error types borrow nothing but are not `Sync`).
-fn err(e: impl std::fmt::Display) -> anyhow::Error {
+pub(super) fn err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 

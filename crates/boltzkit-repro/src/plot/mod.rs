@@ -6,6 +6,7 @@
 //! | [`Chart`], [`Series`], [`line_chart`] | one line chart: series with optional ± bands, labelled reference lines, legend |
 //! | [`chart_panels`] | several charts in one PNG, `cols` panels per row |
 //! | [`TileGrid`], [`image_grid`] | grayscale tiles (e.g. columns of W as images) in a grid |
+//! | [`ContactMap`], [`contact_map`] | a structure's contacts with the top predicted pairs over them (DCA) |
 //! | [`model`] | `rbm plot`'s pictures: a metric log's curves, an RBM's filters and reconstructions |
 //!
 //! Charts are drawn by `plotters` into an RGB buffer, text in the DejaVu Sans font compiled into
@@ -23,10 +24,12 @@
 //! ```
 
 mod chart;
+mod contact_map;
 pub mod model;
 mod tiles;
 
 pub use chart::{chart_panels, line_chart, Chart, Series, PANEL};
+pub use contact_map::{contact_map, render_contact_map, ContactMap, MAP_SIZE};
 pub use tiles::{image_grid, Normalize, PixelOrder, TileGrid};
 
 use anyhow::Context;

@@ -13,6 +13,6 @@ pub mod synth;
 mod write;
 
 pub use dataset::{inferred_cardinalities, Dataset, MAX_CARDINALITY};
-pub(crate) use read::load as load_bytes;
+pub(crate) use read::{load as load_bytes, parse_error};
 pub use read::{read_dataset, read_npy_f64, Binarize, ReadOptions};
 pub use write::{write_csv, write_dataset, write_npy, write_npy_f64};

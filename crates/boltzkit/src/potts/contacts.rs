@@ -9,6 +9,7 @@
 //! ranking, and counted.
 
 use super::scores::PairScore;
+use crate::data::parse_error;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -102,12 +103,8 @@ impl Distances {
 pub fn read_distances(path: &Path) -> Result<Distances> {
     let text = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let text = String::from_utf8_lossy(&text);
-    let bad = |line: usize, column: Option<usize>, expected: &str, found: String| Error::Parse {
-        path: path.to_path_buf(),
-        row: Some(line),
-        column,
-        expected: expected.to_string(),
-        found,
+    let bad = |line: usize, column: Option<usize>, expected: &str, found: String| {
+        parse_error(path, Some(line), column, expected.to_string(), found)
     };
     let mut pairs = Vec::new();
     for (k, line) in text.lines().enumerate() {
@@ -153,13 +150,13 @@ pub fn read_distances(path: &Path) -> Result<Distances> {
         }
     }
     if pairs.is_empty() {
-        return Err(Error::Parse {
-            path: path.to_path_buf(),
-            row: None,
-            column: None,
-            expected: "at least one line 'i j … distance' with i ≠ j".into(),
-            found: "none".into(),
-        });
+        return Err(parse_error(
+            path,
+            None,
+            None,
+            "at least one line 'i j … distance' with i ≠ j",
+            "none",
+        ));
     }
     Ok(Distances::from_pairs(pairs))
 }

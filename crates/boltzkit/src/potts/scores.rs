@@ -12,6 +12,7 @@
 //! focus sequence's letters or `-`; EVcouplings reads it) and an `L × L` matrix (`.npy` or
 //! text).
 
+use crate::data::parse_error;
 use crate::error::{Error, Result};
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
@@ -221,13 +222,13 @@ pub fn read_couplings(path: &Path) -> Result<Vec<PairScore>> {
             6 => (f[0], f[2], f[5]),
             3 => (f[0], f[1], f[2]),
             _ => {
-                return Err(Error::Parse {
-                    path: path.to_path_buf(),
-                    row: Some(k + 1),
-                    column: None,
-                    expected: "'i A_i j A_j 0 score' (6 columns) or 'i j score'".into(),
-                    found: format!("{} columns in {t:?}", f.len()),
-                })
+                return Err(parse_error(
+                    path,
+                    Some(k + 1),
+                    None,
+                    "'i A_i j A_j 0 score' (6 columns) or 'i j score'",
+                    format!("{} columns in {t:?}", f.len()),
+                ))
             }
         };
         let parsed = (i.parse::<i64>(), j.parse::<i64>(), s.parse::<f64>());
@@ -236,24 +237,18 @@ pub fn read_couplings(path: &Path) -> Result<Vec<PairScore>> {
                 out.push(PairScore::new(i.min(j), i.max(j), s))
             }
             _ => {
-                return Err(Error::Parse {
-                    path: path.to_path_buf(),
-                    row: Some(k + 1),
-                    column: None,
-                    expected: "two different integer positions and a finite score".into(),
-                    found: format!("{t:?}"),
-                })
+                return Err(parse_error(
+                    path,
+                    Some(k + 1),
+                    None,
+                    "two different integer positions and a finite score",
+                    format!("{t:?}"),
+                ))
             }
         }
     }
     if out.is_empty() {
-        return Err(Error::Parse {
-            path: path.to_path_buf(),
-            row: None,
-            column: None,
-            expected: "at least one pair".into(),
-            found: "none".into(),
-        });
+        return Err(parse_error(path, None, None, "at least one pair", "none"));
     }
     Ok(out)
 }

@@ -13,6 +13,7 @@
 //! sequence of the alignment file, `0.0` for the sequences it dropped
 //! ([`write_weights`], [`read_weights`]).
 
+use crate::data::parse_error;
 use crate::error::{Error, Result};
 use ndarray::ArrayView2;
 use rayon::prelude::*;
@@ -197,25 +198,25 @@ pub fn read_weights(path: &Path, expected: Option<usize>) -> Result<Vec<f64>> {
         match t.parse::<f64>() {
             Ok(w) if w.is_finite() && w >= 0.0 => out.push(w),
             _ => {
-                return Err(Error::Parse {
-                    path: path.to_path_buf(),
-                    row: Some(i + 1),
-                    column: None,
-                    expected: "one weight (a finite number ≥ 0) per line".into(),
-                    found: format!("{t:?}"),
-                })
+                return Err(parse_error(
+                    path,
+                    Some(i + 1),
+                    None,
+                    "one weight (a finite number ≥ 0) per line",
+                    format!("{t:?}"),
+                ))
             }
         }
     }
     if let Some(n) = expected {
         if out.len() != n {
-            return Err(Error::Parse {
-                path: path.to_path_buf(),
-                row: None,
-                column: None,
-                expected: format!("{n} weights (one per sequence of the alignment file)"),
-                found: format!("{}", out.len()),
-            });
+            return Err(parse_error(
+                path,
+                None,
+                None,
+                format!("{n} weights (one per sequence of the alignment file)"),
+                format!("{}", out.len()),
+            ));
         }
     }
     Ok(out)

@@ -2,7 +2,8 @@
 //! letter, so that each later fault names its line: FASTA / A2M (`>name` then sequence lines)
 //! and Stockholm (`# STOCKHOLM 1.0`, `name letters` lines in blocks, `#` annotations, `//`).
 
-use crate::error::{Error, Result};
+pub(crate) use crate::data::parse_error as fault;
+use crate::error::Result;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -50,23 +51,6 @@ impl Record {
     /// The last line of the record.
     pub fn last_line(&self) -> usize {
         self.pieces.last().map_or(self.line, |p| p.1)
-    }
-}
-
-/// A [`Error::Parse`] at `line` of `path`.
-pub(crate) fn fault(
-    path: &Path,
-    line: Option<usize>,
-    column: Option<usize>,
-    expected: impl Into<String>,
-    found: impl Into<String>,
-) -> Error {
-    Error::Parse {
-        path: path.to_path_buf(),
-        row: line,
-        column,
-        expected: expected.into(),
-        found: found.into(),
     }
 }
 
