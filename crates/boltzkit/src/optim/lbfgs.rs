@@ -5,7 +5,7 @@
 //! logistic-regression readout ([`crate::classify`]).
 
 use crate::error::{Error, Result};
-use crate::fit::StopReason;
+use crate::fit::{Count, StopReason};
 
 /// Settings of [`minimize`].
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +16,9 @@ pub struct LbfgsParams {
     pub max_iterations: usize,
     /// Stop when `max_a |∂f/∂x_a| ≤ grad_tol`. Default 1e-8.
     pub grad_tol: f64,
+    /// Stop when `‖∇f‖₂ ≤ grad_tol_relative · max(1, ‖x‖₂)` (liblbfgs' and so plmc's test);
+    /// 0 turns the test off. Default 0.
+    pub grad_tol_relative: f64,
     /// Stop when an iteration lowers `f` by at most `f_tol·max(|f|, 1)`; 0 turns the test
     /// off. Default 0.
     pub f_tol: f64,
@@ -33,6 +36,7 @@ impl Default for LbfgsParams {
             memory: 10,
             max_iterations: 1000,
             grad_tol: 1e-8,
+            grad_tol_relative: 0.0,
             f_tol: 0.0,
             c1: 1e-4,
             c2: 0.9,
@@ -53,7 +57,11 @@ impl LbfgsParams {
         if self.max_line_search == 0 {
             return Err(Error::param("max_line_search", "must be at least 1"));
         }
-        for (field, v) in [("grad_tol", self.grad_tol), ("f_tol", self.f_tol)] {
+        for (field, v) in [
+            ("grad_tol", self.grad_tol),
+            ("grad_tol_relative", self.grad_tol_relative),
+            ("f_tol", self.f_tol),
+        ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(Error::param(
                     field,
@@ -138,10 +146,43 @@ pub fn minimize(
 /// [`minimize`] calling `observe(iteration, f)` after every accepted iteration; a returned
 /// reason ends the run there (an observer's stop or an interrupt).
 pub fn minimize_observed(
-    mut eval: impl FnMut(&[f64], &mut [f64]) -> Result<f64>,
+    eval: impl FnMut(&[f64], &mut [f64]) -> Result<f64>,
     x0: Vec<f64>,
     params: &LbfgsParams,
     observe: &mut dyn FnMut(usize, f64) -> Result<Option<StopReason>>,
+) -> Result<LbfgsResult> {
+    minimize_with_state(eval, x0, params, &mut |s: &LbfgsState<'_>| {
+        observe(s.iteration, s.f)
+    })
+}
+
+/// Where a run of [`minimize_with_state`] stands after an accepted iteration.
+#[derive(Debug)]
+pub struct LbfgsState<'a> {
+    /// Iterations done (1-based).
+    pub iteration: usize,
+    /// Function evaluations so far.
+    pub evaluations: usize,
+    /// `f(x)`.
+    pub f: f64,
+    /// The iterate.
+    pub x: &'a [f64],
+    /// `∇f(x)`.
+    pub g: &'a [f64],
+}
+
+/// [`minimize_observed`] with the whole state shown to `observe` (the iterate and its
+/// gradient, for progress reports). An [`Error::Interrupted`] returned by `eval` (a long
+/// evaluation that polls an interrupt flag) ends the run with the last accepted iterate and
+/// [`StopReason::Interrupted`] instead of failing.
+///
+/// Buffers are allocated once: the correction pairs' vectors are reused as they age out, so
+/// the memory is `(2·memory + 6)` vectors of the problem's size.
+pub fn minimize_with_state(
+    mut eval: impl FnMut(&[f64], &mut [f64]) -> Result<f64>,
+    x0: Vec<f64>,
+    params: &LbfgsParams,
+    observe: &mut dyn FnMut(&LbfgsState<'_>) -> Result<Option<StopReason>>,
 ) -> Result<LbfgsResult> {
     params.check()?;
     let p = x0.len();
@@ -158,16 +199,19 @@ pub fn minimize_observed(
     let mut iterations = 0;
     let mut x_new = vec![0.0; p];
     let mut g_new = vec![0.0; p];
+    let mut dir = vec![0.0; p];
+    // Pair buffers no longer in use, reused before any new allocation.
+    let mut spare: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
     for it in 1..=params.max_iterations {
-        if max_abs(&g) <= params.grad_tol {
+        if converged_gradient(&x, &g, params) {
             stop = StopReason::GradientTolerance;
             break;
         }
         // Two-loop recursion: dir = −H g.
-        let mut q: Vec<f64> = g.clone();
+        dir.copy_from_slice(&g);
         for (i, (s, y, rho)) in pairs.iter().enumerate().rev() {
-            alpha[i] = rho * dot(s, &q);
-            q.iter_mut()
+            alpha[i] = rho * dot(s, &dir);
+            dir.iter_mut()
                 .zip(y)
                 .for_each(|(qv, yv)| *qv -= alpha[i] * yv);
         }
@@ -176,19 +220,19 @@ pub fn minimize_observed(
             .map_or(1.0 / max_abs(&g).max(1.0), |(s, y, _)| {
                 dot(s, y) / dot(y, y)
             });
-        q.iter_mut().for_each(|v| *v *= gamma);
+        dir.iter_mut().for_each(|v| *v *= gamma);
         for (i, (s, y, rho)) in pairs.iter().enumerate() {
-            let beta = rho * dot(y, &q);
-            q.iter_mut()
+            let beta = rho * dot(y, &dir);
+            dir.iter_mut()
                 .zip(s)
                 .for_each(|(qv, sv)| *qv += (alpha[i] - beta) * sv);
         }
-        let mut dir: Vec<f64> = q.iter().map(|v| -v).collect();
+        dir.iter_mut().for_each(|v| *v = -*v);
         let mut slope = dot(&g, &dir);
         if slope.is_nan() || slope >= 0.0 {
             // Not a descent direction (round-off): restart from steepest descent.
-            pairs.clear();
-            dir = g.iter().map(|v| -v).collect();
+            spare.extend(pairs.drain(..).map(|(s, y, _)| (s, y)));
+            dir.iter_mut().zip(&g).for_each(|(d, gv)| *d = -gv);
             slope = dot(&g, &dir);
         }
         // Weak-Wolfe line search by bracketing and bisection. The sufficient-decrease test
@@ -197,12 +241,19 @@ pub fn minimize_observed(
         let noise = ROUND_OFF * f.abs().max(1.0);
         let (mut lo, mut hi, mut t) = (0.0f64, f64::INFINITY, 1.0f64);
         let mut accepted = None;
+        let mut interrupted = false;
         for _ in 0..params.max_line_search {
             for ((xn, xv), dv) in x_new.iter_mut().zip(&x).zip(&dir) {
                 *xn = xv + t * dv;
             }
             evaluations += 1;
-            let ft = eval(&x_new, &mut g_new)?;
+            let ft = match eval(&x_new, &mut g_new) {
+                Err(Error::Interrupted { .. }) => {
+                    interrupted = true;
+                    break;
+                }
+                other => other?,
+            };
             if !ft.is_finite() || ft > f + params.c1 * t * slope + noise {
                 hi = t;
             } else if dot(&g_new, &dir) < params.c2 * slope {
@@ -217,18 +268,37 @@ pub fn minimize_observed(
                 2.0 * lo
             };
         }
+        if interrupted {
+            stop = StopReason::Interrupted {
+                after: Count::iterations(iterations),
+            };
+            break;
+        }
         let Some(f_new) = accepted else {
             stop = StopReason::NoProgress;
             break;
         };
         iterations = it;
-        let s: Vec<f64> = x_new.iter().zip(&x).map(|(a, b)| a - b).collect();
-        let y: Vec<f64> = g_new.iter().zip(&g).map(|(a, b)| a - b).collect();
-        let sy = dot(&s, &y);
+        // sᵀy first, so that a pair is only made (and the oldest only dropped) when kept.
+        let sy: f64 = x_new
+            .iter()
+            .zip(&x)
+            .zip(g_new.iter().zip(&g))
+            .map(|((a, b), (c, d))| (a - b) * (c - d))
+            .sum();
         if sy > 1e-300 {
             if pairs.len() == params.memory {
-                pairs.pop_front();
+                if let Some((s, y, _)) = pairs.pop_front() {
+                    spare.push((s, y));
+                }
             }
+            let (mut s, mut y) = spare.pop().unwrap_or_else(|| (vec![0.0; p], vec![0.0; p]));
+            s.iter_mut()
+                .zip(x_new.iter().zip(&x))
+                .for_each(|(sv, (a, b))| *sv = a - b);
+            y.iter_mut()
+                .zip(g_new.iter().zip(&g))
+                .for_each(|(yv, (a, b))| *yv = a - b);
             pairs.push_back((s, y, 1.0 / sy));
         }
         let decrease = f - f_new;
@@ -236,11 +306,18 @@ pub fn minimize_observed(
         g.copy_from_slice(&g_new);
         f = f_new;
         trace.push(f);
-        if let Some(why) = observe(it, f)? {
+        let state = LbfgsState {
+            iteration: it,
+            evaluations,
+            f,
+            x: &x,
+            g: &g,
+        };
+        if let Some(why) = observe(&state)? {
             stop = why;
             break;
         }
-        if max_abs(&g) <= params.grad_tol {
+        if converged_gradient(&x, &g, params) {
             stop = StopReason::GradientTolerance;
             break;
         }
@@ -258,6 +335,14 @@ pub fn minimize_observed(
         trace,
         stop,
     })
+}
+
+/// The gradient tests: `max |g| ≤ grad_tol`, or (when on) `‖g‖₂ ≤ grad_tol_relative ·
+/// max(1, ‖x‖₂)`.
+fn converged_gradient(x: &[f64], g: &[f64], params: &LbfgsParams) -> bool {
+    max_abs(g) <= params.grad_tol
+        || (params.grad_tol_relative > 0.0
+            && dot(g, g).sqrt() <= params.grad_tol_relative * dot(x, x).sqrt().max(1.0))
 }
 
 fn checked(f: f64, iteration: usize) -> Result<f64> {

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | [`model`] | [`Potts`]: parameters, log-potentials and energies, the zero-sum gauge |
 //! | [`exact`] | `ln Z` and exact samples by enumeration (small models; the tests' twins) |
+//! | [`plm`] | the pseudo-likelihood engine: symmetric / asymmetric PLM, L2 and group L1, weights |
 //! | `file` | model files, `format = boltzkit/potts/v1` ([`FORMAT`]) |
 //! | [`alphabet`] | [`Alphabet`]: letters ↔ codes (protein, RNA, DNA or given; gap first) |
 //! | [`alignment`] | [`read_alignment`]: FASTA, A2M, Stockholm (gzip) → [`Alignment`] (codes, names, kept columns), focus and gap filters |
@@ -22,6 +23,7 @@ pub mod exact;
 mod file;
 pub mod model;
 pub mod moments;
+pub mod plm;
 pub mod scores;
 pub mod weights;
 
