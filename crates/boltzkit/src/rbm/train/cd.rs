@@ -2,7 +2,8 @@
 //! PCD-k (Tieleman 2008): the negative statistics come from chains that run `k` block-Gibbs
 //! steps from the data (CD) or from where the previous mini-batch left them (PCD).
 
-use super::{Gradient, GradientEstimator};
+use super::gradient::{Gradient, GradientEstimator};
+use super::update::{restore_json, save_json};
 use crate::error::{Error, Result};
 use crate::rbm::gibbs::{FusedScratch, StepPlan};
 use crate::rbm::{GibbsChains, Rbm};
@@ -181,11 +182,11 @@ impl Cd {
 
 impl GradientEstimator for Cd {
     fn save_state(&self) -> Result<Option<serde_json::Value>> {
-        super::trainer::save_json(self)
+        save_json(self)
     }
 
     fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
-        super::trainer::restore_json(self, state, "CD")
+        restore_json(self, state, "CD")
     }
 
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {

@@ -12,7 +12,10 @@
 //! offsets after their update. (With momentum the velocity lives in standard coordinates; the
 //! paper uses none.)
 
-use super::{Cd, Gradient, GradientEstimator, Sgd};
+use super::cd::Cd;
+use super::gradient::{Gradient, GradientEstimator};
+use super::sgd::Sgd;
+use super::update::{restore_json, save_json, Update};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::rbm::file::Offsets;
@@ -274,6 +277,30 @@ fn center(
     }
     g.b.iter_mut().zip(&gb).for_each(|(o, &x)| *o = x as f32);
     g.c.iter_mut().zip(&gc).for_each(|(o, &x)| *o = x as f32);
+}
+
+impl Update for Centered {
+    fn update(
+        &mut self,
+        rbm: &mut Rbm,
+        v: &[f32],
+        sgd: &mut Sgd,
+        grad: &mut Gradient,
+    ) -> Result<()> {
+        self.step(rbm, v, sgd, grad)
+    }
+
+    fn offsets(&self) -> Option<Offsets> {
+        Some(Centered::offsets(self))
+    }
+
+    fn save_state(&self) -> Result<Option<serde_json::Value>> {
+        save_json(self)
+    }
+
+    fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
+        restore_json(self, state, "centered (CG / CS-DCP)")
+    }
 }
 
 #[cfg(test)]

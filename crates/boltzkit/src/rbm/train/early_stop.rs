@@ -4,10 +4,11 @@
 //! of their average `−F(v)`, because `ln Z` cancels, so the gap can be watched at the cost of
 //! two passes over the data. [`crate::rbm::frank_wolfe`] applies the same rule to model sizes.
 
-use super::{Observer, Progress, StopReason};
+use super::progress::Progress;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::fit::{Control, Count};
+use crate::fit::{Observer, StopReason};
 use crate::rbm::model::{check_len, mean_neg_free_energy};
 use crate::rbm::Rbm;
 

@@ -1,9 +1,9 @@
-//! The RBM learner: [`RbmParams`] (the hidden layer, the initialization and the training
-//! settings, the seed inside) → [`RbmParams::check`] → [`CheckedRbmParams`], a
+//! The RBM learner: [`RbmParams`](super::RbmParams) (the hidden layer, the initialization and the training
+//! settings, the seed inside) → [`RbmParams::check`](super::RbmParams::check) → [`CheckedRbmParams`], a
 //! [`Learner`] whose `fit` initializes a model from the data (Sec. 4.1 of the S-DCP paper)
 //! and trains it with the [`Trainer`] loop.
 //!
-//! Seeds: the one seed of [`TrainParams::seed`] gives the initial weights
+//! Seeds: the one seed of [`TrainParams::seed`](super::TrainParams::seed) gives the initial weights
 //! (`derive_seed(seed, 0)`) and the loop's chains and shuffling (`derive_seed(seed, 1)`),
 //! which is how `boltzkit rbm fit --seed` wires it: the same seed gives the same bits.
 //!
@@ -22,86 +22,18 @@
 //! # Ok::<(), boltzkit::Error>(())
 //! ```
 
-use super::{CheckedTrainParams, Progress, TrainOutcome, TrainParams, TrainState, Trainer, Update};
+use super::params::CheckedRbmParams;
+use super::progress::Progress;
+use super::record::{TrainOutcome, TrainRecord};
+use super::state::TrainState;
+use super::trainer::Trainer;
+use super::update::Update;
 use crate::data::Dataset;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fit::{Learner, Run};
 use crate::rbm::Rbm;
-use crate::rng::{derive_seed, rng_from_seed};
-
-/// Settings of the RBM learner.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RbmParams {
-    /// Hidden units (≥ 1). No default: [`RbmParams::new`] takes it.
-    pub n_hidden: usize,
-    /// Standard deviation of the initial weights, `W ~ N(0, sd²)`, visible biases at the
-    /// data's base rates, hidden biases 0 (Sec. 4.1 of the S-DCP paper). Default 0.01.
-    pub weight_sd: f32,
-    /// The training loop's settings, with the seed. Default [`TrainParams::default`].
-    pub train: TrainParams,
-}
-
-impl RbmParams {
-    /// `n_hidden` hidden units, the other settings at their defaults.
-    pub fn new(n_hidden: usize) -> Self {
-        RbmParams {
-            n_hidden,
-            weight_sd: 0.01,
-            train: TrainParams::default(),
-        }
-    }
-
-    /// Sets the training settings.
-    pub fn train(mut self, train: TrainParams) -> Self {
-        self.train = train;
-        self
-    }
-
-    /// Sets the initial weights' standard deviation.
-    pub fn weight_sd(mut self, sd: f32) -> Self {
-        self.weight_sd = sd;
-        self
-    }
-
-    /// Checks every setting (the error names the field at fault) and returns the learner.
-    pub fn check(&self) -> Result<CheckedRbmParams> {
-        if self.n_hidden == 0 {
-            return Err(Error::param("n_hidden", "must be at least 1"));
-        }
-        if !(self.weight_sd.is_finite() && self.weight_sd >= 0.0) {
-            return Err(Error::param(
-                "weight_sd",
-                format!("must be a finite number ≥ 0, got {}", self.weight_sd),
-            ));
-        }
-        let seed = self.train.seed;
-        Ok(CheckedRbmParams {
-            params: self.clone(),
-            train: self.train.seed(derive_seed(seed, 1)).check()?,
-        })
-    }
-}
-
-/// [`RbmParams`] checked by [`RbmParams::check`]: the RBM learner.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CheckedRbmParams {
-    params: RbmParams,
-    /// The loop's settings, its seed derived from the user's.
-    train: CheckedTrainParams,
-}
 
 impl CheckedRbmParams {
-    /// The settings as given.
-    pub fn get(&self) -> &RbmParams {
-        &self.params
-    }
-
-    /// The initial model for `data`: Sec. 4.1 of the S-DCP paper, from `derive_seed(seed, 0)`.
-    pub fn init(&self, data: &Dataset) -> Result<Rbm> {
-        let mut rng = rng_from_seed(derive_seed(self.params.train.seed, 0));
-        Rbm::init_from_data(data, self.params.n_hidden, self.params.weight_sd, &mut rng)
-    }
-
     /// Trains `rbm` (a warm start: a saved model, a previous fit) on `data`; `n_hidden` and
     /// `weight_sd` are not used.
     pub fn fit_from<'d>(
@@ -130,7 +62,7 @@ impl CheckedRbmParams {
     }
 
     /// Trains `rbm` on `data` with `update` (e.g. a user's estimator) instead of the update of
-    /// [`TrainParams::algorithm`], which then only names the run.
+    /// [`TrainParams::algorithm`](super::TrainParams::algorithm), which then only names the run.
     pub fn fit_update<'d>(
         &self,
         rbm: Rbm,
@@ -147,7 +79,7 @@ impl CheckedRbmParams {
 
 impl Learner for CheckedRbmParams {
     type Model = Rbm;
-    type Record = super::TrainRecord;
+    type Record = TrainRecord;
     type Progress<'p> = Progress<'p>;
 
     /// Initializes a model from `data` ([`CheckedRbmParams::init`]) and trains it.

@@ -3,50 +3,23 @@
 //! [`ExactLogLikelihood`], [`AisLogLikelihood`], [`Monitors`], [`JsonlLog`] and
 //! [`Checkpoint`] (and [`super::GapEarlyStop`], which can end a run).
 
-use super::trainer::LoopState;
-use super::{StopReason, TrainParams, TrainState};
+pub use super::progress::Progress;
+use super::state::TrainState;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::estimate::Method;
 use crate::fit::Control;
 pub use crate::fit::Observer;
+use crate::fit::StopReason;
 use crate::io::{MetricLog, MetricRecord};
 use crate::rbm::ais::AisSchedule;
-use crate::rbm::file::{load_rbm, save_rbm, Offsets, RbmFile};
+use crate::rbm::file::{load_rbm, save_rbm, RbmFile};
 use crate::rbm::loglik::{self, LogLikParams, LogLikelihood};
 use crate::rbm::model::base_rate_biases;
-use crate::rbm::{exact, monitor, Rbm};
+use crate::rbm::{exact, monitor};
 use crate::rng::derive_seed;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// What an observer sees: the model after `epoch` epochs (`0` is the initial model) and a
-/// metric map it may add to (observers run in the order they were added, so a logger added
-/// after an evaluator records the evaluator's metrics). At `start` and `finish` the metric
-/// map is empty.
-#[derive(Debug)]
-pub struct Progress<'a> {
-    /// The run's settings.
-    pub params: &'a TrainParams,
-    /// The current model.
-    pub rbm: &'a Rbm,
-    /// Epochs done.
-    pub epoch: usize,
-    /// Updates (mini-batches) done.
-    pub step: u64,
-    /// The learning rate of the last epoch (of the first, at epoch 0).
-    pub learning_rate: f32,
-    /// Seconds since [`Trainer::run`] started.
-    pub wall_s: f64,
-    /// Metrics of this observation, by name.
-    pub metrics: &'a mut BTreeMap<String, f64>,
-    /// The centering offsets of centered algorithms.
-    pub offsets: Option<&'a Offsets>,
-    /// The records of the observations before this one (a resumed run's included).
-    pub history: &'a [MetricRecord],
-    /// The loop's state, for [`Progress::train_state`]; `None` at `start` and `finish`.
-    pub(crate) state: Option<LoopState<'a>>,
-}
 
 /// The smaller layer up to which `rbm fit` (and the Python `RBM`) monitor the exact
 /// log-likelihood by default: `2^25` states per evaluation, cheap enough to repeat every few

@@ -1,9 +1,15 @@
 //! Settings of a training run: [`TrainParams`] (unchecked, builder methods, documented
 //! defaults) → [`TrainParams::check`] → [`CheckedTrainParams`], what [`super::Trainer`]
-//! consumes; the [`LearningRate`] schedule.
+//! consumes; the [`LearningRate`] schedule; the RBM learner's settings [`RbmParams`] (the
+//! hidden layer, the initialization, the [`TrainParams`]) → [`CheckedRbmParams`] (its
+//! `Learner` impl, the fits, is [`super::learner`]'s).
 
-use super::{Algorithm, SgdParams};
+use super::algorithm::Algorithm;
+use super::sgd::SgdParams;
+use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::rbm::Rbm;
+use crate::rng::{derive_seed, rng_from_seed};
 
 /// The learning rate per epoch.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -248,5 +254,79 @@ impl CheckedTrainParams {
     /// The settings.
     pub fn get(&self) -> &TrainParams {
         &self.0
+    }
+}
+
+/// Settings of the RBM learner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RbmParams {
+    /// Hidden units (≥ 1). No default: [`RbmParams::new`] takes it.
+    pub n_hidden: usize,
+    /// Standard deviation of the initial weights, `W ~ N(0, sd²)`, visible biases at the
+    /// data's base rates, hidden biases 0 (Sec. 4.1 of the S-DCP paper). Default 0.01.
+    pub weight_sd: f32,
+    /// The training loop's settings, with the seed. Default [`TrainParams::default`].
+    pub train: TrainParams,
+}
+
+impl RbmParams {
+    /// `n_hidden` hidden units, the other settings at their defaults.
+    pub fn new(n_hidden: usize) -> Self {
+        RbmParams {
+            n_hidden,
+            weight_sd: 0.01,
+            train: TrainParams::default(),
+        }
+    }
+
+    /// Sets the training settings.
+    pub fn train(mut self, train: TrainParams) -> Self {
+        self.train = train;
+        self
+    }
+
+    /// Sets the initial weights' standard deviation.
+    pub fn weight_sd(mut self, sd: f32) -> Self {
+        self.weight_sd = sd;
+        self
+    }
+
+    /// Checks every setting (the error names the field at fault) and returns the learner.
+    pub fn check(&self) -> Result<CheckedRbmParams> {
+        if self.n_hidden == 0 {
+            return Err(Error::param("n_hidden", "must be at least 1"));
+        }
+        if !(self.weight_sd.is_finite() && self.weight_sd >= 0.0) {
+            return Err(Error::param(
+                "weight_sd",
+                format!("must be a finite number ≥ 0, got {}", self.weight_sd),
+            ));
+        }
+        let seed = self.train.seed;
+        Ok(CheckedRbmParams {
+            params: self.clone(),
+            train: self.train.seed(derive_seed(seed, 1)).check()?,
+        })
+    }
+}
+
+/// [`RbmParams`] checked by [`RbmParams::check`]: the RBM learner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedRbmParams {
+    pub(super) params: RbmParams,
+    /// The loop's settings, its seed derived from the user's.
+    pub(super) train: CheckedTrainParams,
+}
+
+impl CheckedRbmParams {
+    /// The settings as given.
+    pub fn get(&self) -> &RbmParams {
+        &self.params
+    }
+
+    /// The initial model for `data`: Sec. 4.1 of the S-DCP paper, from `derive_seed(seed, 0)`.
+    pub fn init(&self, data: &Dataset) -> Result<Rbm> {
+        let mut rng = rng_from_seed(derive_seed(self.params.train.seed, 0));
+        Rbm::init_from_data(data, self.params.n_hidden, self.params.weight_sd, &mut rng)
     }
 }

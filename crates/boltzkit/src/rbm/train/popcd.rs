@@ -16,7 +16,9 @@
 //! probabilities the last half-step left; weights are kept as logarithms and normalized by
 //! log-sum-exp (max-shifted).
 
-use super::{Cd, Gradient, GradientEstimator};
+use super::cd::Cd;
+use super::gradient::{Gradient, GradientEstimator};
+use super::update::{restore_json, save_json};
 use crate::error::{Error, Result};
 use crate::linalg;
 use crate::rbm::model::check_len;
@@ -152,11 +154,11 @@ impl PopCd {
 
 impl GradientEstimator for PopCd {
     fn save_state(&self) -> Result<Option<serde_json::Value>> {
-        super::trainer::save_json(self)
+        save_json(self)
     }
 
     fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
-        super::trainer::restore_json(self, state, "pop-CD")
+        restore_json(self, state, "pop-CD")
     }
 
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {

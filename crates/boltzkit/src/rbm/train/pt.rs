@@ -2,7 +2,8 @@
 //! Desjardins et al. 2010): the negative statistics come from the `β = 1` replicas of
 //! persistent [`TemperedChains`].
 
-use super::{Gradient, GradientEstimator};
+use super::gradient::{Gradient, GradientEstimator};
+use super::update::{restore_json, save_json};
 use crate::error::{Error, Result};
 use crate::rbm::tempering::TemperedChains;
 use crate::rbm::Rbm;
@@ -68,11 +69,11 @@ impl Pt {
 
 impl GradientEstimator for Pt {
     fn save_state(&self) -> Result<Option<serde_json::Value>> {
-        super::trainer::save_json(self)
+        save_json(self)
     }
 
     fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
-        super::trainer::restore_json(self, state, "PT")
+        restore_json(self, state, "PT")
     }
 
     fn estimate(&mut self, rbm: &Rbm, v: &[f32], grad: &mut Gradient) -> Result<()> {

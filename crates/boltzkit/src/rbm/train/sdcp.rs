@@ -7,7 +7,10 @@
 //! The code shows that CD is S-DCP with `d = 1`: the first inner step *is* a CD-`K′` estimate
 //! ([`Cd`]), the later ones continue its chains ([`Cd::estimate_continued`]).
 
-use super::{Cd, Gradient, GradientEstimator, Sgd};
+use super::cd::Cd;
+use super::gradient::{Gradient, GradientEstimator};
+use super::sgd::Sgd;
+use super::update::{restore_json, save_json, Update};
 use crate::error::{Error, Result};
 use crate::rbm::Rbm;
 
@@ -67,6 +70,31 @@ impl Sdcp {
             sgd.step(rbm, grad)?;
         }
         Ok(())
+    }
+}
+
+impl Update for Sdcp {
+    fn update(
+        &mut self,
+        rbm: &mut Rbm,
+        v: &[f32],
+        sgd: &mut Sgd,
+        grad: &mut Gradient,
+    ) -> Result<()> {
+        self.step(rbm, v, sgd, grad)
+    }
+
+    /// Alg. 3 changes the model only by its `d` SGD steps.
+    fn changes_model_only_by_sgd(&self) -> bool {
+        true
+    }
+
+    fn save_state(&self) -> Result<Option<serde_json::Value>> {
+        save_json(self)
+    }
+
+    fn restore_state(&mut self, state: serde_json::Value) -> Result<()> {
+        restore_json(self, state, "S-DCP")
     }
 }
 

@@ -2,7 +2,7 @@
 //! weight decay, `Δ ← m·Δ + η·(∇ − λ·W)`, `θ ← θ + Δ` (weight decay on `W` only; off by
 //! default, as in the S-DCP paper's experiments).
 
-use super::Gradient;
+use super::gradient::Gradient;
 use crate::error::{Error, Result};
 use crate::rbm::model::Repack;
 use crate::rbm::Rbm;
@@ -145,7 +145,7 @@ impl Sgd {
     }
 
     /// The momentum buffer `Δ` (`None` before the first step, and always with momentum 0,
-    /// where `Δ` is not kept): part of a run's state ([`super::trainer::TrainState`]).
+    /// where `Δ` is not kept): part of a run's state ([`super::TrainState`]).
     pub fn velocity(&self) -> Option<&Gradient> {
         self.velocity.as_ref()
     }
@@ -412,7 +412,7 @@ mod tests {
     /// verdict of `divergence`; no step, and several steps, reported as such.
     #[test]
     fn guarded_step_equals_plain_step_and_the_loops_check() {
-        use crate::rbm::train::trainer::divergence;
+        use crate::rbm::train::guard::divergence;
         // more parameters than one parallel chunk, so the flag is reduced across chunks
         let (nv, nh) = (300, 70);
         let rbm0 = Rbm::random(nv, nh, 0.5, &mut rng_from_seed(1)).unwrap();
