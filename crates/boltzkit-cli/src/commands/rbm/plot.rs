@@ -2,7 +2,8 @@
 //! samples and reconstructions of a model, as one PNG. The pictures are drawn by
 //! `boltzkit_repro::plot` (its `model` module); this file parses the flags and wires.
 
-use super::{check_vars, gibbs_samples, load_binary};
+use super::input::{check_vars, load_binary, sample_memory};
+use super::sample::gibbs_samples;
 use crate::args::BinarizeArgs;
 use crate::args::CommonArgs;
 use crate::exit::UsageError;
@@ -188,7 +189,7 @@ impl PlotArgs {
                 gibbs_steps = Some(self.gibbs_steps);
                 crate::guard::memory(
                     &format!("rbm plot --what samples -n {}", self.count),
-                    super::sample_memory(self.count, rbm.n_visible() as u64, rbm.n_hidden() as u64),
+                    sample_memory(self.count, rbm.n_visible() as u64, rbm.n_hidden() as u64),
                 )?;
                 let v = gibbs_samples(&rbm, n, self.gibbs_steps, seed, self.common.quiet)?;
                 (v, n)
