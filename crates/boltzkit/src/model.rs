@@ -457,16 +457,21 @@ impl Model for Potts {
         Ok(Estimate::exact(potts::exact::log_partition(self)?))
     }
 
-    /// Exact draws by enumeration; Gibbs chains are not offered through this trait yet.
+    /// Exact draws by enumeration, else Gibbs chains ([`potts::gibbs::sample`]: the default
+    /// burn-in of 1,000 sweeps, or `steps`).
     fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
         match sampling.resolve(self.exact_affordable(ExactTask::Sampling)) {
             Sampler::Exact => potts::exact::sample(self, n, rng),
-            Sampler::Gibbs(_) => Err(not_affordable(
-                "a Potts model (Gibbs sampling is not available through `Model::sample`)",
-                ExactTask::Sampling,
-                format!("{} states", potts::exact::state_count(self.states())),
-                format!("{} states", potts::exact::MAX_EXACT_STATES),
-            )),
+            Sampler::Gibbs(steps) => {
+                let default = potts::gibbs::GibbsParams::default();
+                let burn_in = steps.unwrap_or(default.burn_in);
+                potts::gibbs::sample(
+                    self,
+                    n,
+                    &potts::gibbs::GibbsParams { burn_in, ..default },
+                    rng,
+                )
+            }
         }
     }
 
@@ -711,9 +716,10 @@ mod tests {
         assert!((total - 1.0).abs() < 1e-12, "{total}");
         let x = m.sample(5, &Sampling::Auto, &mut rng_from_seed(1)).unwrap();
         assert_eq!((x.n_samples(), x.n_vars()), (5, 3));
-        assert!(m
+        let g = m
             .sample(5, &Sampling::Gibbs { steps: 3 }, &mut rng_from_seed(1))
-            .is_err());
+            .unwrap();
+        assert_eq!((g.n_samples(), g.cardinalities()), (5, &[3, 2, 4][..]));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! | [`exact`] | `ln Z` and exact samples by enumeration (small models; the tests' twins) |
 //! | [`plm`] | the pseudo-likelihood engine: symmetric / asymmetric PLM, L2 and group L1, weights |
 //! | `file` | model files, `format = boltzkit/potts/v1` ([`FORMAT`]) |
+//! | [`gibbs`] | Gibbs sampling (kept local fields, per-chain streams, thread-independent) |
 //! | [`alphabet`] | [`Alphabet`]: letters ↔ codes (protein, RNA, DNA or given; gap first) |
 //! | [`alignment`] | [`read_alignment`]: FASTA, A2M, Stockholm (gzip) → [`Alignment`] (codes, names, kept columns), focus and gap filters |
 //! | [`weights`] | sequence weights 1 / (neighbours at identity ≥ θ), plmc's weights files |
@@ -21,6 +22,7 @@ pub mod alphabet;
 pub mod contacts;
 pub mod exact;
 mod file;
+pub mod gibbs;
 pub mod model;
 pub mod moments;
 pub mod plm;

@@ -12,6 +12,7 @@
 //! focus sequence's letters or `-`; EVcouplings reads it) and an `L × L` matrix (`.npy` or
 //! text).
 
+use super::model::Potts;
 use crate::data::parse_error;
 use crate::error::{Error, Result};
 use ndarray::{Array2, ArrayView2};
@@ -125,6 +126,33 @@ where
         });
     }
     Ok(if params.apc { apc(&f) } else { f })
+}
+
+/// The scores of a model ([`coupling_scores`] of its zero-sum gauge,
+/// [`Potts::zero_sum_gauge`]); the gap is code 0 when the model's alphabet starts with `-` or
+/// `.`.
+///
+/// ```
+/// use boltzkit::potts::{scores, Potts};
+/// let mut m = Potts::zeros(vec![2, 2, 2])?;
+/// m.coupling_mut(0, 2).copy_from_slice(&[1.0, -1.0, -1.0, 1.0]);
+/// let f = scores::model_scores(&m, &scores::ScoreParams { apc: false, exclude_gap: false })?;
+/// assert_eq!((f[[0, 2]], f[[0, 1]]), (2.0, 0.0));
+/// # Ok::<(), boltzkit::Error>(())
+/// ```
+pub fn model_scores(model: &Potts, params: &ScoreParams) -> Result<Array2<f64>> {
+    let gauged = model.zero_sum_gauge();
+    let q = gauged.states();
+    let gap = model
+        .alphabet()
+        .and_then(|a| a.chars().next())
+        .filter(|c| *c == '-' || *c == '.')
+        .map(|_| 0u8);
+    let block = |i: usize, j: usize| {
+        ArrayView2::from_shape((q[i], q[j]), gauged.coupling(i, j))
+            .expect("a coupling block has q_i × q_j values")
+    };
+    coupling_scores(model.n_sites(), block, gap, params)
 }
 
 /// The average product correction of a symmetric score matrix (diagonal ignored and left 0):
