@@ -758,8 +758,6 @@ const REMAINING: &[&str] = &[
     "boltzkit_repro::cli <-> boltzkit_repro::cli::gen",
     "boltzkit_repro::cli <-> boltzkit_repro::cli::lab",
     "boltzkit_repro::cli <-> boltzkit_repro::cli::repro",
-    "boltzkit_repro::plot <-> boltzkit_repro::plot::chart",
-    "boltzkit_repro::plot <-> boltzkit_repro::plot::tiles",
 ];
 
 /// The checker finds circles where there are some: the parser's pieces on small inputs.

@@ -2,7 +2,7 @@
 //! and horizontal reference lines, a legend in the emptiest corner; one chart per PNG or a grid
 //! of panels.
 
-use super::Rgb;
+use super::rgb::Rgb;
 use anyhow::{bail, ensure, Context};
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;

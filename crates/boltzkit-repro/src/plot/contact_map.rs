@@ -3,7 +3,7 @@
 //! is a contact, red when not), positions on both axes, row i from the top.
 
 use super::chart::{err, register_fonts, FONT};
-use super::Rgb;
+use super::rgb::Rgb;
 use anyhow::ensure;
 use plotters::prelude::*;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Grayscale image tiles in a grid: weight filters (columns of W), samples, and data beside its
 //! reconstructions (tiles grouped in pairs).
 
-use super::Rgb;
+use super::rgb::Rgb;
 use anyhow::ensure;
 use std::path::Path;
 
