@@ -382,7 +382,7 @@ fn summaries_show_current_figures_as_typed() {
     assert_eq!(v["monitor_train_ll"], v["avg_log_likelihood"]);
     // the learning rate as typed in the model's settings
     let bytes = String::from_utf8_lossy(&std::fs::read(&m).unwrap()).into_owned();
-    assert!(bytes.contains(r#"\"lr\":0.02,"#), "{bytes}");
+    assert!(bytes.contains(r#"\"learning_rate\":0.02,"#), "{bytes}");
 
     // the wall time covers the work, however late the summary is made
     let v = success_json(boltzkit().args([

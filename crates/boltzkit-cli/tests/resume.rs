@@ -228,11 +228,11 @@ fn resume_refuses_a_checkpoint_that_cannot_continue_the_run() {
     refused(
         base("999", "3"),
         &["--resume", &ck4],
-        "epochs (checkpoint 1000000, given 999)",
+        "n_epochs (checkpoint 1000000, given 999)",
     );
     refused(
         base("1000000", "3"),
         &["--resume", &ck4, "--lr", "0.2"],
-        "lr (checkpoint",
+        "learning_rate (checkpoint",
     );
 }

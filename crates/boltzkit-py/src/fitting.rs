@@ -21,12 +21,11 @@ use boltzkit::fit::{Control, Count, Interrupt, Learner, Run, StopReason};
 use boltzkit::fsll::{self, FsllParams, TransformPath};
 use boltzkit::fvbm::{ga, mle, newton, pcd, Convention, MpleParams};
 use boltzkit::model::AnyModel;
-use boltzkit::provenance::{self, FvbmFitSettings, FwFitSettings, RbmFitSettings};
+use boltzkit::provenance::{self, FvbmFitSettings, FwFitSettings};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::frank_wolfe::{AlphaRule, CheckedFwParams, FwParams, FwProgress};
 use boltzkit::rbm::train::{
-    AisLogLikelihood, Algorithm, CheckedRbmParams, ExactLogLikelihood, LearningRate, Progress,
-    RbmParams, TrainParams,
+    AisLogLikelihood, CheckedRbmParams, ExactLogLikelihood, Progress, RbmParams,
 };
 use boltzkit::rbm::Rbm;
 use boltzkit::rng::derive_seed;
@@ -121,6 +120,21 @@ fn binarization(threshold: Option<f64>) -> Binarize {
     threshold.map_or(Binarize::None, Binarize::Threshold)
 }
 
+/// The default settings object of a learner (`"rbm"`), as JSON: the estimators read their
+/// keyword arguments' defaults from it, so each default is written once, in the library.
+#[pyfunction]
+pub fn default_settings(kind: &str) -> PyResult<String> {
+    let value = match kind {
+        "rbm" => boltzkit::settings::to_json(&RbmParams::default()),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "no settings schema named {other:?} (known: rbm)"
+            )))
+        }
+    };
+    Ok(value.py()?.to_string())
+}
+
 // ---------------------------------------------------------------------------------------------
 // RBM trainers
 
@@ -139,59 +153,38 @@ fn start_rbm(init: &NativeModel) -> PyResult<Rbm> {
 
 /// Trains an RBM as `boltzkit rbm fit` does, through `RbmParams` (a fresh model initialized
 /// from `derive_seed(seed, 0)`, the loop seeded by `derive_seed(seed, 1)`, the AIS monitor by
-/// `derive_seed(seed, 3)`); `init` continues from a model instead.
+/// `derive_seed(seed, 3)`); `init` continues from a model instead. `settings` is the learner's
+/// settings object (JSON, [`boltzkit::settings`]): the estimator's keyword arguments under the
+/// same names, checked by the library's `check()`. `monitor` is the log-likelihood monitor
+/// (`"none"`, `"exact"`, `"ais"`) and the epochs between evaluations (the callback's too).
 #[pyfunction]
-#[pyo3(signature = (x, n_hidden, algo, learning_rate, learning_rate_end, n_epochs, batch_size,
-    momentum, weight_decay, seed, init=None, monitor="none", eval_every=1, callback=None,
+#[pyo3(signature = (x, settings, init=None, monitor=("none".to_string(), 1), callback=None,
     threads=None, binarize=None))]
-#[allow(clippy::too_many_arguments)]
 pub fn fit_rbm(
-    py: Python<'_>,
     x: PyReadonlyArray2<'_, u8>,
-    n_hidden: usize,
-    algo: &str,
-    learning_rate: f32,
-    learning_rate_end: Option<f32>,
-    n_epochs: usize,
-    batch_size: usize,
-    momentum: f32,
-    weight_decay: f32,
-    seed: u64,
+    settings: &str,
     init: Option<PyRef<'_, NativeModel>>,
-    monitor: &str,
-    eval_every: usize,
+    monitor: (String, usize),
     callback: Option<Py<PyAny>>,
     threads: Option<usize>,
     binarize: Option<f64>,
 ) -> PyResult<FitResult> {
+    let py = x.py();
+    let (monitor, eval_every) = (monitor.0.as_str(), monitor.1);
     let data = convert::dataset(&x, Cards::Binary)?;
-    let algorithm: Algorithm = algo.parse().py()?;
-    let mut params = TrainParams::new()
-        .epochs(n_epochs)
-        .algorithm(algorithm)
-        .schedule(match learning_rate_end {
-            Some(end) => LearningRate::Linear {
-                start: learning_rate,
-                end,
-            },
-            None => LearningRate::Constant(learning_rate),
-        })
-        .momentum(momentum)
-        .weight_decay(weight_decay)
-        .seed(seed);
-    params = if batch_size == 0 {
-        params.full_batch()
-    } else {
-        params.batch_size(batch_size)
-    };
-    params.check().py()?;
+    let mut params: RbmParams = boltzkit::settings::from_json("RBM", settings).py()?;
+    params.train.check().py()?;
     if !matches!(monitor, "none" | "exact" | "ais") {
         return Err(PyValueError::new_err(format!(
             "monitor must be None, 'exact' or 'ais', got {monitor:?}"
         )));
     }
     let start = init.as_deref().map(start_rbm).transpose()?;
-    let learner = RbmParams::new(n_hidden).train(params).check().py()?;
+    if let Some(r) = &start {
+        params.n_hidden = r.n_hidden();
+    }
+    let learner = params.check().py()?;
+    let seed = params.train.seed;
     let flag = Interrupt::new();
     let raised = Raised::default();
     let work = || -> boltzkit::Result<_> {
@@ -236,22 +229,14 @@ pub fn fit_rbm(
     let (outcome, signal) = run::interruptible(py, threads, &flag, work)?;
     let outcome = outcome.py()?;
     let rec = &outcome.record;
-    let settings = RbmFitSettings {
-        algorithm,
-        hidden: outcome.model.n_hidden(),
-        epochs: n_epochs,
-        lr: learning_rate,
-        lr_end: learning_rate_end,
-        batch_size,
-        momentum,
-        weight_decay,
-        valid: None,
-        early_stop: false,
-        gap_tol: CLI_GAP_TOL,
-        binarize: binarization(binarize),
-        init_model: init.as_ref().map(|_| IN_MEMORY.to_string()),
-    };
-    let meta = provenance::rbm_fit(&settings, seed, rec.epochs, &rec.stop, None);
+    let run = provenance::rbm_run_entries(
+        None,
+        false,
+        CLI_GAP_TOL,
+        &binarization(binarize),
+        init.as_ref().map(|_| IN_MEMORY.to_string()),
+    );
+    let meta = provenance::rbm_fit(&params, &run, rec.epochs, &rec.stop, None).py()?;
     let mut record = serde_json::to_value(rec).unwrap_or_default();
     record["stop_reason"] = json!(rec.stop.to_string());
     let model = NativeModel::new(AnyModel::Rbm(outcome.model), outcome.record.offsets, meta);

@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<model::NativeModel>()?;
+    m.add_function(wrap_pyfunction!(fitting::default_settings, m)?)?;
     m.add_function(wrap_pyfunction!(fitting::fit_rbm, m)?)?;
     m.add_function(wrap_pyfunction!(fitting::fit_frank_wolfe, m)?)?;
     m.add_function(wrap_pyfunction!(fitting::fit_fvbm, m)?)?;

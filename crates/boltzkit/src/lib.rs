@@ -14,6 +14,7 @@
 //! | [`optim`] | the shared L-BFGS minimizer |
 //! | [`potts`] | Potts models (`q_i` states per site): model, exact enumeration, files |
 //! | [`provenance`] | what a model file records of the fit that made it (CLI and Python alike) |
+//! | [`settings`] | the one settings schema: every learner's `XParams` serialized under stable names, overlaid by flags, passed from Python |
 //! | [`classify`] | multinomial logistic regression (the readout that scores learned features) |
 //! | [`io`] | model files (safetensors), metric logs (JSONL), atomic writes |
 //! | [`rng`] | the one named generator and per-task seed derivation |
@@ -119,6 +120,7 @@ pub mod potts;
 pub mod provenance;
 pub mod rbm;
 pub mod rng;
+pub mod settings;
 pub mod warm;
 
 #[cfg(test)]

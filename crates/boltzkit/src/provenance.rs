@@ -18,7 +18,8 @@ use crate::error::Result;
 use crate::fit::StopReason;
 use crate::fsll::{FsllParams, TransformPath};
 use crate::model::Metadata;
-use crate::rbm::train::Algorithm;
+use crate::rbm::train::RbmParams;
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -63,80 +64,58 @@ pub fn binarize_name(b: &Binarize) -> String {
     }
 }
 
-/// The settings of an RBM training run (`rbm fit`, `RBM.fit`) as its file records them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RbmFitSettings {
-    /// The trainer (its `k`, `inner`, `replicas`, `loo` are recorded from it).
-    pub algorithm: Algorithm,
-    /// Hidden units.
-    pub hidden: usize,
-    /// Epochs asked for.
-    pub epochs: usize,
-    /// Learning rate (the first of a linear schedule).
-    pub lr: f32,
-    /// The last rate of a linear schedule.
-    pub lr_end: Option<f32>,
-    /// Mini-batch size (0: the full batch).
-    pub batch_size: usize,
-    /// Momentum.
-    pub momentum: f32,
-    /// Weight decay.
-    pub weight_decay: f32,
-    /// The validation file (its path), if any.
-    pub valid: Option<String>,
-    /// Whether the train − validation gap ends the run.
-    pub early_stop: bool,
-    /// The gap tolerance of early stopping.
-    pub gap_tol: f64,
-    /// The binarization of the data as read.
-    pub binarize: Binarize,
-    /// The starting model (a path, or what the front end knows of it), if not fresh.
-    pub init_model: Option<String>,
-}
-
-impl RbmFitSettings {
-    /// The `settings` entry: also what a checkpoint records and `--resume` compares.
-    pub fn to_json(&self) -> Value {
-        let a = self.algorithm;
-        let (k, inner, replicas) = match a {
-            Algorithm::Sdcp { inner, k } | Algorithm::CsDcp { inner, k } => (k, Some(inner), None),
-            Algorithm::Pt { replicas, k } => (k, None, Some(replicas)),
-            Algorithm::Cd { k }
-            | Algorithm::Pcd { k }
-            | Algorithm::Cg { k }
-            | Algorithm::PopCd { k, .. } => (k, None, None),
-        };
-        json!({
-            "algo": a.name(), "hidden": self.hidden, "epochs": self.epochs,
-            "lr": f32_json(self.lr), "lr_end": self.lr_end.map(f32_json),
-            "batch_size": self.batch_size, "k": k, "inner": inner, "replicas": replicas,
-            "loo": matches!(a, Algorithm::PopCd { loo: true, .. }),
-            "valid": self.valid, "early_stop": self.early_stop, "gap_tol": self.gap_tol,
-            "momentum": f32_json(self.momentum), "weight_decay": f32_json(self.weight_decay),
-            "binarize": binarize_name(&self.binarize), "init_model": self.init_model,
-        })
+/// A model file's `settings` entry: the learner's settings as serialized (its `XParams`, the
+/// one schema of [`crate::settings`]), followed by the front end's entries about the run
+/// (`binarize`, `valid`, `init_model`, ...), which are not the learner's.
+pub fn settings_entry(params: &impl Serialize, run: &[(&str, Value)]) -> Result<Value> {
+    let mut value = crate::settings::to_json(params)?;
+    if let Some(obj) = value.as_object_mut() {
+        for (k, v) in run {
+            obj.insert((*k).to_string(), v.clone());
+        }
     }
+    Ok(value)
 }
 
-/// The metadata of a trained RBM's file: `algorithm`, `settings`, `seed`, `epochs_done`,
+/// The run's entries of an RBM file's `settings` beside the learner's: the validation file
+/// (`valid`), early stopping on its gap (`early_stop`, `gap_tol`), the data's binarization
+/// (`binarize`) and the starting model (`init_model`): what every front end writes alike.
+pub fn rbm_run_entries(
+    valid: Option<String>,
+    early_stop: bool,
+    gap_tol: f64,
+    binarize: &Binarize,
+    init_model: Option<String>,
+) -> Vec<(&'static str, Value)> {
+    vec![
+        ("valid", json!(valid)),
+        ("early_stop", json!(early_stop)),
+        ("gap_tol", json!(gap_tol)),
+        ("binarize", json!(binarize_name(binarize))),
+        ("init_model", json!(init_model)),
+    ]
+}
+
+/// The metadata of a trained RBM's file: `algorithm` (the family, `cd`), `settings` (the
+/// [`RbmParams`] entries and the run's, [`settings_entry`]), `seed`, `epochs_done`,
 /// `stop_reason`, and the data file when there is one.
 pub fn rbm_fit(
-    settings: &RbmFitSettings,
-    seed: u64,
+    params: &RbmParams,
+    run: &[(&str, Value)],
     epochs_done: usize,
     stop: &StopReason,
     data: Option<&DataFile>,
-) -> Metadata {
+) -> Result<Metadata> {
     let mut meta = Metadata::new();
-    meta.insert("algorithm".into(), settings.algorithm.name().into());
-    meta.insert("settings".into(), settings.to_json().to_string());
-    meta.insert("seed".into(), seed.to_string());
+    meta.insert("algorithm".into(), params.train.algorithm.name().into());
+    meta.insert("settings".into(), settings_entry(params, run)?.to_string());
+    meta.insert("seed".into(), params.train.seed.to_string());
     meta.insert("epochs_done".into(), epochs_done.to_string());
     meta.insert("stop_reason".into(), stop.to_string());
     if let Some(d) = data {
         d.record(&mut meta);
     }
-    meta
+    Ok(meta)
 }
 
 /// The settings of a Frank-Wolfe run (`rbm fit --algo frank-wolfe`, `FrankWolfeRBM.fit`) as
@@ -349,33 +328,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rbm_settings_record_the_algorithm_parts_and_short_decimals() {
-        let s = RbmFitSettings {
-            algorithm: "sdcp-3-4".parse().unwrap(),
-            hidden: 5,
-            epochs: 3,
-            lr: 0.01,
-            lr_end: None,
-            batch_size: 100,
-            momentum: 0.0,
-            weight_decay: 0.0,
-            valid: None,
-            early_stop: false,
-            gap_tol: 5.0,
-            binarize: Binarize::Threshold(127.0),
-            init_model: None,
-        };
-        let j = s.to_json();
-        assert_eq!(j["lr"], json!(0.01));
-        assert_eq!((j["inner"].clone(), j["k"].clone()), (json!(3), json!(4)));
-        assert_eq!(j["replicas"], Value::Null);
+    fn rbm_settings_record_the_schema_and_short_decimals() {
+        let mut s = RbmParams::new(5);
+        s.train = s
+            .train
+            .epochs(3)
+            .learning_rate(0.01)
+            .algorithm("sdcp-3-4".parse().unwrap())
+            .seed(7);
+        let run = [(
+            "binarize",
+            json!(binarize_name(&Binarize::Threshold(127.0))),
+        )];
+        let j = settings_entry(&s, &run).unwrap();
+        assert_eq!(j["learning_rate"], json!(0.01));
+        assert_eq!(j["algo"], json!("sdcp-3-4"));
+        assert_eq!(
+            (j["n_hidden"].clone(), j["n_epochs"].clone()),
+            (json!(5), json!(3))
+        );
+        assert_eq!(j["learning_rate_end"], Value::Null);
         assert_eq!(j["binarize"], json!("Threshold(127.0)"));
+        // the entry reads back as the settings it records
+        let back: RbmParams = crate::settings::from_value("rbm", j).unwrap();
+        assert_eq!(back, s);
         let stop = StopReason::MaxEpochs;
         let data = DataFile {
             path: "x.npy".into(),
             sha256: "ab".into(),
         };
-        let m = rbm_fit(&s, 7, 3, &stop, Some(&data));
+        let m = rbm_fit(&s, &run, 3, &stop, Some(&data)).unwrap();
         let keys: Vec<&str> = m.keys().map(String::as_str).collect();
         assert_eq!(
             keys,
@@ -389,6 +371,8 @@ mod tests {
                 "stop_reason"
             ]
         );
-        assert!(!rbm_fit(&s, 7, 3, &stop, None).contains_key("data_file"));
+        assert!(!rbm_fit(&s, &run, 3, &stop, None)
+            .unwrap()
+            .contains_key("data_file"));
     }
 }

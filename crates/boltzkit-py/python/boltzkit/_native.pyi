@@ -1,7 +1,7 @@
 """Type stubs of the native module ``boltzkit._native`` (Rust, pyo3)."""
 
 from os import PathLike
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -74,20 +74,31 @@ class NativeModel:
     @staticmethod
     def load(path: _Path) -> NativeModel: ...
 
+class RbmSettings(TypedDict, total=False):
+    """The RBM learner's settings object (the library's ``RbmParams``, JSON): the names of
+    ``RBM``'s keyword arguments (``seed`` is its ``random_state``); left out, the default."""
+
+    n_hidden: int
+    weight_sd: float
+    n_epochs: int
+    batch_size: int
+    algo: str
+    learning_rate: float
+    learning_rate_end: Optional[float]
+    momentum: float
+    weight_decay: float
+    shuffle: bool
+    seed: int
+    max_abs_param: float
+    nu_mu: float
+    nu_lambda: float
+
+def default_settings(kind: str) -> str: ...
 def fit_rbm(
     x: _U8,
-    n_hidden: int,
-    algo: str,
-    learning_rate: float,
-    learning_rate_end: Optional[float],
-    n_epochs: int,
-    batch_size: int,
-    momentum: float,
-    weight_decay: float,
-    seed: int,
+    settings: str,
     init: Optional[NativeModel] = None,
-    monitor: str = "none",
-    eval_every: int = 1,
+    monitor: tuple[str, int] = ("none", 1),
     callback: _Callback = None,
     threads: Optional[int] = None,
     binarize: Optional[float] = None,

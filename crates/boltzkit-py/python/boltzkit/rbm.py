@@ -11,9 +11,17 @@ from . import _native
 from ._base import BaseEstimator, TransformerMixin, check_fitted
 from ._model import ModelMixin
 from ._results import parse_record, progress_hook
+from ._settings import defaults, settings_json
 from ._validation import check_choice, check_number, check_states, explain_refusal, seed_from
 
 ALGORITHMS = "cd-K, pcd-K, cg-K, sdcp-D-K, csdcp-D-K, popcd-K, popcd-K-loo, pt-M, pt-M-K"
+
+#: The RBM learner's default settings (the library's ``RbmParams``), by name.
+_RBM = defaults("rbm")
+#: The settings ``RBM`` passes to the library (``seed`` is its ``random_state``).
+RBM_SETTINGS = tuple(name for name in _RBM if name != "seed")
+#: The names an older model file's ``settings`` used.
+_OLD_NAMES = {"lr": "learning_rate", "lr_end": "learning_rate_end", "epochs": "n_epochs"}
 
 
 class _RbmMixin(ModelMixin):
@@ -89,29 +97,44 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
     ``score_samples`` is the log-likelihood ``ln p(v)`` (exact when the smaller layer is small
     enough, AIS otherwise, ``method=`` to choose), theirs a one-unit pseudo-likelihood.
 
+    The parameters from ``n_hidden`` to ``nu_lambda`` are the library's settings
+    (``RbmParams``: the names of a model file's ``settings``, the defaults the library's),
+    passed to it as one settings object and checked there.
+
     Parameters
     ----------
     n_hidden : int, default=256
         Number of hidden units.
-    algo : str, default="pcd-1"
+    weight_sd : float, default=0.01
+        Standard deviation of the initial weights (Sec. 4.1 of the S-DCP paper).
+    n_epochs : int, default=100
+        Passes over the data.
+    batch_size : int, default=100
+        Rows per mini-batch; 0 is the full batch.
+    algo : str, default="cd-1"
         The trainer in the library's notation: ``cd-K`` (contrastive divergence, K Gibbs
         steps), ``pcd-K`` (persistent CD), ``cg-K`` (centered gradient), ``sdcp-D-K``
         (stochastic difference-of-convex programming, D inner steps), ``csdcp-D-K``
         (centered S-DCP), ``popcd-K`` / ``popcd-K-loo`` (population CD), ``pt-M`` /
         ``pt-M-K`` (parallel tempering, M replicas).
     learning_rate : float, default=0.03
-        Step size (the first epoch's with ``learning_rate_end``). The default is the CLI's,
-        measured best at the other defaults (BENCHMARKS.md, "Default learning rate").
+        Step size (the first epoch's with ``learning_rate_end``), measured best at the other
+        defaults (BENCHMARKS.md, "Default learning rate").
     learning_rate_end : float or None, default=None
         Last epoch's step size: a linear schedule from ``learning_rate``.
-    batch_size : int, default=100
-        Rows per mini-batch; 0 is the full batch.
-    n_epochs : int, default=100
-        Passes over the data.
     momentum : float, default=0.0
         Momentum in [0, 1).
     weight_decay : float, default=0.0
         L2 penalty on ``W``.
+    shuffle : bool, default=True
+        Shuffle the rows at each epoch.
+    max_abs_param : float, default=10000.0
+        The divergence guard: a parameter larger in magnitude (or not finite) stops training
+        with the last good model.
+    nu_mu : float, default=0.01
+        Sliding factor of the visible offsets of the centered trainers (``cg``, ``csdcp``).
+    nu_lambda : float, default=0.01
+        Sliding factor of their hidden offsets.
     binarize : float or None, default=None
         None: ``X`` must hold 0/1 values. A number ``T``: a value above ``T`` becomes 1,
         any other 0 (e.g. 0.5 for grayscale in [0, 1]), in every method.
@@ -160,14 +183,19 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_hidden=256,
-        algo="pcd-1",
-        learning_rate=0.03,
-        learning_rate_end=None,
-        batch_size=100,
-        n_epochs=100,
-        momentum=0.0,
-        weight_decay=0.0,
+        n_hidden=_RBM["n_hidden"],
+        weight_sd=_RBM["weight_sd"],
+        n_epochs=_RBM["n_epochs"],
+        batch_size=_RBM["batch_size"],
+        algo=_RBM["algo"],
+        learning_rate=_RBM["learning_rate"],
+        learning_rate_end=_RBM["learning_rate_end"],
+        momentum=_RBM["momentum"],
+        weight_decay=_RBM["weight_decay"],
+        shuffle=_RBM["shuffle"],
+        max_abs_param=_RBM["max_abs_param"],
+        nu_mu=_RBM["nu_mu"],
+        nu_lambda=_RBM["nu_lambda"],
         binarize=None,
         monitor=None,
         eval_every=1,
@@ -177,13 +205,18 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         n_jobs=None,
     ):
         self.n_hidden = n_hidden
+        self.weight_sd = weight_sd
+        self.n_epochs = n_epochs
+        self.batch_size = batch_size
         self.algo = algo
         self.learning_rate = learning_rate
         self.learning_rate_end = learning_rate_end
-        self.batch_size = batch_size
-        self.n_epochs = n_epochs
         self.momentum = momentum
         self.weight_decay = weight_decay
+        self.shuffle = shuffle
+        self.max_abs_param = max_abs_param
+        self.nu_mu = nu_mu
+        self.nu_lambda = nu_lambda
         self.binarize = binarize
         self.monitor = monitor
         self.eval_every = eval_every
@@ -201,6 +234,10 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         check_number("learning_rate_end", self.learning_rate_end, allow_none=True)
         check_number("momentum", self.momentum)
         check_number("weight_decay", self.weight_decay)
+        check_number("weight_sd", self.weight_sd)
+        check_number("max_abs_param", self.max_abs_param)
+        check_number("nu_mu", self.nu_mu)
+        check_number("nu_lambda", self.nu_lambda)
         check_number("binarize", self.binarize, allow_none=True)
         check_choice("monitor", self.monitor, (None, "exact", "ais"))
         if not isinstance(self.algo, str):
@@ -248,18 +285,9 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         model, record, exc = explain_refusal(
             lambda: _native.fit_rbm(
                 X,
-                int(self.n_hidden),
-                self.algo,
-                float(self.learning_rate),
-                None if self.learning_rate_end is None else float(self.learning_rate_end),
-                int(n_epochs),
-                int(self.batch_size),
-                float(self.momentum),
-                float(self.weight_decay),
-                seed,
+                settings_json(self, RBM_SETTINGS, n_epochs=int(n_epochs), seed=seed),
                 init,
-                self.monitor or "none",
-                int(self.eval_every),
+                (self.monitor or "none", int(self.eval_every)),
                 hook,
                 self._threads(),
                 None if self.binarize is None else float(self.binarize),
@@ -284,11 +312,15 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
             est.random_state = int(meta["seed"])
             est.seed_ = int(meta["seed"])
         settings = json.loads(meta.get("settings", "{}") or "{}")
-        for key, attr in (("lr", "learning_rate"), ("epochs", "n_epochs")):
-            if isinstance(settings.get(key), (int, float)):
-                value = settings[key]
-                # f32 settings read back at their shortest decimal (0.1, not 0.100000001)
-                setattr(est, attr, float(str(np.float32(value))) if key == "lr" else value)
+        for key, value in settings.items():
+            name = _OLD_NAMES.get(key, key)
+            if name in RBM_SETTINGS and key != "algo" and name != "n_hidden":
+                if isinstance(value, float) and key in _OLD_NAMES:
+                    # an older file's f32 settings read back at their shortest decimal
+                    value = float(str(np.float32(value)))
+                setattr(est, name, value)
+        if "-" in str(settings.get("algo", "")):
+            est.algo = settings["algo"]  # an older file recorded the family only
         est.model_ = model
         est.n_features_in_ = W.shape[0]
         est.stop_reason_ = meta.get("stop_reason")

@@ -15,15 +15,15 @@ use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::data::{Binarize, Dataset};
 use boltzkit::fit::{Control, Run};
-use boltzkit::provenance::{self, DataFile, RbmFitSettings};
+use boltzkit::provenance::{self, DataFile};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::exact;
 use boltzkit::rbm::file::{load_rbm, save_rbm, RbmFile};
 use boltzkit::rbm::train::early_stop::GapEarlyStop;
 use boltzkit::rbm::train::{
     AisLogLikelihood, Algorithm, CheckedRbmParams, Checkpoint, ExactLogLikelihood, JsonlLog,
-    LearningRate, Monitors, Observer, Progress, RbmParams, StopReason, TrainOutcome, TrainParams,
-    TrainState, DEFAULT_EXACT_MONITOR_UNITS,
+    Monitors, Observer, Progress, RbmParams, StopReason, TrainOutcome, TrainState,
+    DEFAULT_EXACT_MONITOR_UNITS,
 };
 use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::derive_seed;
@@ -120,19 +120,8 @@ pub(super) struct FitArgs {
     /// Hidden units (required without --model)
     #[arg(long, value_name = "N")]
     pub(super) hidden: Option<usize>,
-    /// Passes over the data
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    pub(super) epochs: usize,
-    /// Learning rate (the default measured best at 100 epochs, batch 100: BENCHMARKS.md,
-    /// "Default learning rate")
-    #[arg(long, value_name = "X", default_value_t = 0.03)]
-    pub(super) lr: f32,
-    /// Decay the learning rate linearly from --lr at the first epoch to this value at the last
-    #[arg(long, value_name = "X")]
-    pub(super) lr_end: Option<f32>,
-    /// Mini-batch rows (0 = the full batch)
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    pub(super) batch_size: usize,
+    #[command(flatten)]
+    pub(super) train: TrainFlags,
     /// Gibbs steps per estimate (K; K′ per inner step for sdcp, csdcp; frank-wolfe: per draw
     /// of the chains) [default: 1; frank-wolfe: 3, measured: on Caltech101 K = 1 lets the
     /// grown model fall to −827 nats at 20 units where K = 3 reaches −287]
@@ -147,12 +136,6 @@ pub(super) struct FitArgs {
     /// popcd: the leave-one-out weights of Eq. 9 instead of Eq. 8
     #[arg(long)]
     pub(super) loo: bool,
-    /// Momentum in [0, 1)
-    #[arg(long, value_name = "X", default_value_t = 0.0)]
-    pub(super) momentum: f32,
-    /// L2 weight decay on W
-    #[arg(long, value_name = "X", default_value_t = 0.0)]
-    pub(super) weight_decay: f32,
     /// Monitor the log-likelihood every N epochs (0: never)
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub(super) eval_every: usize,
@@ -198,6 +181,36 @@ pub(super) struct FitArgs {
     pub(super) fw: Box<FwFlags>,
     #[command(flatten)]
     pub(super) common: CommonArgs,
+}
+
+/// The trainer's settings as flags: serialized under the settings' names ([`RbmParams`], the
+/// one schema) and put over its defaults ([`boltzkit::settings::overlay`]), each default the
+/// struct's. A new setting of the trainer with a flag is one field here.
+#[derive(Debug, Args, Serialize)]
+pub(super) struct TrainFlags {
+    /// Passes over the data
+    #[arg(long, value_name = "N", default_value_t = RbmParams::default().train.epochs)]
+    #[serde(rename = "n_epochs")]
+    pub(super) epochs: usize,
+    /// Learning rate (the default measured best at 100 epochs, batch 100: BENCHMARKS.md,
+    /// "Default learning rate")
+    #[arg(long, value_name = "X", default_value_t = RbmParams::default().train.learning_rate)]
+    #[serde(rename = "learning_rate")]
+    pub(super) lr: f32,
+    /// Decay the learning rate linearly from --lr at the first epoch to this value at the last
+    #[arg(long, value_name = "X")]
+    #[serde(rename = "learning_rate_end")]
+    pub(super) lr_end: Option<f32>,
+    /// Mini-batch rows (0 = the full batch)
+    #[arg(long, value_name = "N",
+          default_value_t = RbmParams::default().train.batch_size.unwrap_or(0))]
+    pub(super) batch_size: usize,
+    /// Momentum in [0, 1)
+    #[arg(long, value_name = "X", default_value_t = RbmParams::default().train.momentum)]
+    pub(super) momentum: f32,
+    /// L2 weight decay on W
+    #[arg(long, value_name = "X", default_value_t = RbmParams::default().train.weight_decay)]
+    pub(super) weight_decay: f32,
 }
 
 /// Bytes `rbm fit` needs: the model and the trainer's copies of it (gradient, velocity,
@@ -263,7 +276,7 @@ impl FitArgs {
     fn plan(self) -> anyhow::Result<FitPlan> {
         let seed = self.common.init()?;
         let algorithm = self.algorithm()?;
-        let params = self.train_params(algorithm, seed)?;
+        let mut params = self.params(algorithm, seed)?;
         let checkpoint = self.check_outputs()?;
         let binarize = self.binarize.resolve(derive_seed(seed, 2));
         let data = load_binary(&self.data, binarize)?;
@@ -281,19 +294,20 @@ impl FitArgs {
             .as_deref()
             .map(|path| read_resume(path, seed, &data_sha256))
             .transpose()?;
-        let rbm = self.initial_model(&data, resumed.as_ref().map(|(f, _)| f), params)?;
+        let rbm = self.initial_model(&data, resumed.as_ref().map(|(f, _)| f), &params)?;
+        params.n_hidden = rbm.n_hidden();
         let (eval, small) = self.monitor(&rbm)?;
-        let settings = self.settings(algorithm, rbm.n_hidden(), binarize);
+        let settings = provenance::settings_entry(&params, &self.run_entries(binarize))?;
         let resumed = match (resumed, &self.resume) {
             (Some((file, state)), Some(path)) => {
-                check_resumed_settings(path, &file, &settings.to_json())?;
+                check_resumed_settings(path, &file, &settings)?;
                 Some(state)
             }
             _ => None,
         };
         Ok(FitPlan {
             seed,
-            algorithm,
+            binarize,
             params,
             checkpoint,
             data,
@@ -350,27 +364,14 @@ impl FitArgs {
         Ok(self.algo.spec.unwrap_or(algorithm))
     }
 
-    /// The loop's settings from the flags, checked.
-    fn train_params(&self, algorithm: Algorithm, seed: u64) -> anyhow::Result<TrainParams> {
-        let params = TrainParams::new()
-            .epochs(self.epochs)
-            .algorithm(algorithm)
-            .schedule(match self.lr_end {
-                Some(end) => LearningRate::Linear {
-                    start: self.lr,
-                    end,
-                },
-                None => LearningRate::Constant(self.lr),
-            })
-            .momentum(self.momentum)
-            .weight_decay(self.weight_decay)
-            .seed(seed);
-        let params = if self.batch_size == 0 {
-            params.full_batch()
-        } else {
-            params.batch_size(self.batch_size)
-        };
-        params.check()?;
+    /// The learner's settings: the flags over the defaults, the algorithm and the seed;
+    /// the loop's checked.
+    fn params(&self, algorithm: Algorithm, seed: u64) -> anyhow::Result<RbmParams> {
+        let mut params: RbmParams =
+            boltzkit::settings::overlay(&RbmParams::default(), &self.train)?;
+        params.train.algorithm = algorithm;
+        params.train.seed = seed;
+        params.train.check()?;
         Ok(params)
     }
 
@@ -413,10 +414,10 @@ impl FitArgs {
         let Some(h) = self.hidden else {
             return Ok(());
         };
-        let batch = if self.batch_size == 0 {
+        let batch = if self.train.batch_size == 0 {
             data.n_samples()
         } else {
-            self.batch_size
+            self.train.batch_size
         };
         let replicas = match algorithm {
             Algorithm::Pt { replicas, .. } => replicas,
@@ -440,7 +441,7 @@ impl FitArgs {
         &self,
         data: &Dataset,
         resumed: Option<&RbmFile>,
-        params: TrainParams,
+        params: &RbmParams,
     ) -> anyhow::Result<Rbm> {
         let (rbm, flag) = match (&self.model, resumed) {
             (_, Some(file)) => (file.rbm.clone(), "--resume"),
@@ -452,7 +453,11 @@ impl FitArgs {
                 if h == 0 {
                     return Err(UsageError::new("--hidden must be at least 1").into());
                 }
-                return Ok(RbmParams::new(h).train(params).check()?.init(data)?);
+                let params = RbmParams {
+                    n_hidden: h,
+                    ..params.clone()
+                };
+                return Ok(params.check()?.init(data)?);
             }
         };
         if let Some(h) = self.hidden.filter(|&h| h != rbm.n_hidden()) {
@@ -486,23 +491,17 @@ impl FitArgs {
         Ok((eval, small))
     }
 
-    /// The settings the model file records (and `--resume` compares).
-    fn settings(&self, algorithm: Algorithm, hidden: usize, binarize: Binarize) -> RbmFitSettings {
-        RbmFitSettings {
-            algorithm,
-            hidden,
-            epochs: self.epochs,
-            lr: self.lr,
-            lr_end: self.lr_end,
-            batch_size: self.batch_size,
-            momentum: self.momentum,
-            weight_decay: self.weight_decay,
-            valid: self.valid.as_ref().map(|p| p.display().to_string()),
-            early_stop: self.early_stop,
-            gap_tol: self.gap_tol,
-            binarize,
-            init_model: self.model.as_ref().map(|p| p.display().to_string()),
-        }
+    /// The model file's entries about the run beside the learner's settings (also what
+    /// `--resume` compares).
+    fn run_entries(&self, binarize: Binarize) -> Vec<(&'static str, serde_json::Value)> {
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        provenance::rbm_run_entries(
+            path(&self.valid),
+            self.early_stop,
+            self.gap_tol,
+            &binarize,
+            path(&self.model),
+        )
     }
 }
 
@@ -510,8 +509,10 @@ impl FitArgs {
 struct FitPlan {
     args: FitArgs,
     seed: u64,
-    algorithm: Algorithm,
-    params: TrainParams,
+    /// The data's binarization as read.
+    binarize: Binarize,
+    /// The learner's settings, checked (its `n_hidden` the starting model's).
+    params: RbmParams,
     /// Where the checkpoint goes (`--checkpoint`, else the `--resume` file).
     checkpoint: Option<PathBuf>,
     data: Dataset,
@@ -525,7 +526,8 @@ struct FitPlan {
     eval: EvalArg,
     /// The smaller layer has at most [`DEFAULT_EXACT_MONITOR_UNITS`] units.
     small: bool,
-    settings: RbmFitSettings,
+    /// The model file's `settings` entry (what `--resume` compares).
+    settings: serde_json::Value,
 }
 
 impl FitPlan {
@@ -534,8 +536,9 @@ impl FitPlan {
     fn train(&mut self) -> anyhow::Result<TrainOutcome> {
         let rbm = self.rbm.take().expect("trained once");
         let resumed = self.resumed.take();
-        let learner = RbmParams::new(rbm.n_hidden()).train(self.params).check()?;
-        let bar = progress::bar(self.args.epochs as u64, "epochs", self.args.common.quiet);
+        let learner = self.params.check()?;
+        let epochs = self.params.train.epochs as u64;
+        let bar = progress::bar(epochs, "epochs", self.args.common.quiet);
         if let Some(epoch) = self.resumed_at_epoch {
             bar.set_position(epoch as u64);
         }
@@ -590,10 +593,7 @@ impl FitPlan {
                 ("data_file".to_string(), a.data.display().to_string()),
                 ("seed".to_string(), self.seed.to_string()),
                 ("data_sha256".to_string(), self.data_sha256.clone()),
-                (
-                    CLI_SETTINGS_KEY.to_string(),
-                    self.settings.to_json().to_string(),
-                ),
+                (CLI_SETTINGS_KEY.to_string(), self.settings.to_string()),
             ]);
             run = run.observe_every(Checkpoint::new(path, meta), every);
         }
@@ -618,13 +618,14 @@ impl FitPlan {
             path: a.data.display().to_string(),
             sha256: self.data_sha256.clone(),
         };
+        let run = self.args.run_entries(self.binarize);
         let meta = provenance::rbm_fit(
-            &self.settings,
-            self.seed,
+            &self.params,
+            &run,
             record.epochs,
             &record.stop,
             Some(&data_file),
-        );
+        )?;
         save_rbm(&a.output, &outcome.model, record.offsets.as_ref(), &meta)
             .with_context(|| format!("writing the model to {}", a.output.display()))?;
         // the monitors of the last evaluation, when it evaluated the result: with --eval-every
@@ -647,7 +648,7 @@ impl FitPlan {
             samples: self.data.n_samples(),
             visible: outcome.model.n_visible(),
             hidden: outcome.model.n_hidden(),
-            algo: self.algorithm.name().to_string(),
+            algo: self.params.train.algorithm.name().to_string(),
             resumed_at_epoch: self.resumed_at_epoch,
             epochs: record.epochs,
             updates: record.steps,

@@ -53,7 +53,8 @@ pub(super) fn read_resume(
     Ok((file, state))
 }
 
-/// Refuses a `--resume` whose checkpoint recorded other settings, naming each that differs.
+/// Refuses a `--resume` whose checkpoint recorded other settings (the model file's
+/// `settings` entry: the learner's and the run's), naming each that differs.
 pub(super) fn check_resumed_settings(
     path: &Path,
     file: &RbmFile,
@@ -64,24 +65,7 @@ pub(super) fn check_resumed_settings(
         .get(CLI_SETTINGS_KEY)
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or(serde_json::Value::Null);
-    // both sides through the same text and parser, so equal settings compare equal
-    let given: serde_json::Value =
-        serde_json::from_str(&settings.to_string()).unwrap_or(serde_json::Value::Null);
-    let empty = serde_json::Map::new();
-    let (given, saved_map) = (
-        given.as_object().unwrap_or(&empty),
-        saved.as_object().unwrap_or(&empty),
-    );
-    let differ: Vec<String> = given
-        .iter()
-        .filter(|(k, v)| saved_map.get(*k) != Some(*v))
-        .map(|(k, v)| {
-            let was = saved_map
-                .get(k)
-                .map_or("none".to_string(), |s| s.to_string());
-            format!("{k} (checkpoint {was}, given {v})")
-        })
-        .collect();
+    let differ = boltzkit::settings::differences(&saved, settings, "checkpoint");
     if !differ.is_empty() {
         return Err(UsageError::new(format!(
             "--resume {}: the settings differ from the checkpoint's: {}",

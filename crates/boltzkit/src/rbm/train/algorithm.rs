@@ -120,6 +120,20 @@ impl fmt::Display for Algorithm {
 pub const ALGORITHM_FORMS: &str =
     "cd-K, pcd-K, sdcp-D-K, cg-K, csdcp-D-K, popcd-K, popcd-K-loo, pt-M or pt-M-K";
 
+/// Serialized as its name in the one notation (`"pcd-1"`, `"sdcp-3-4"`).
+impl serde::Serialize for Algorithm {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Algorithm {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl FromStr for Algorithm {
     type Err = Error;
 

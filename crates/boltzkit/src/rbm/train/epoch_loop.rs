@@ -80,7 +80,7 @@ impl<'d> EpochLoop<'d> {
             )?,
         };
         let sgd: Sgd = SgdParams::new()
-            .learning_rate(p.learning_rate.at(0, p.epochs))
+            .learning_rate(p.learning_rate_schedule().at(0, p.epochs))
             .momentum(p.momentum)
             .weight_decay(p.weight_decay)
             .check()?;
@@ -114,7 +114,7 @@ impl<'d> EpochLoop<'d> {
         }
         lp.epochs_done = lp.first_epoch;
         let lr = p
-            .learning_rate
+            .learning_rate_schedule()
             .at(lp.first_epoch.saturating_sub(1), p.epochs);
         let offsets = lp.update.offsets();
         lp.run.start(&mut Progress {
@@ -143,7 +143,7 @@ impl<'d> EpochLoop<'d> {
         if self.resumed {
             return Ok(StopReason::MaxEpochs);
         }
-        let lr = self.p.learning_rate.at(0, self.p.epochs);
+        let lr = self.p.learning_rate_schedule().at(0, self.p.epochs);
         Ok(self.observe(0, lr)?.unwrap_or(StopReason::MaxEpochs))
     }
 
@@ -199,7 +199,7 @@ impl<'d> EpochLoop<'d> {
         let mut grad = Gradient::like(&self.rbm);
         let mut guard = Guard::new(&self.rbm, &*self.update, self.p.max_abs_param);
         for epoch in self.first_epoch..self.p.epochs {
-            let lr = self.p.learning_rate.at(epoch, self.p.epochs);
+            let lr = self.p.learning_rate_schedule().at(epoch, self.p.epochs);
             self.sgd.set_learning_rate(lr)?;
             if self.p.shuffle {
                 self.order.shuffle(&mut self.shuffle_rng);
@@ -265,7 +265,7 @@ impl<'d> EpochLoop<'d> {
                 step: self.step,
                 learning_rate: self
                     .p
-                    .learning_rate
+                    .learning_rate_schedule()
                     .at(epochs.saturating_sub(1), self.p.epochs),
                 wall_s,
                 metrics: &mut BTreeMap::new(),

@@ -285,8 +285,10 @@ impl<'a> Observer<Progress<'a>> for Checkpoint {
         self.metadata
             .entry("seed".into())
             .or_insert_with(|| params.seed.to_string());
-        self.metadata
-            .insert("settings".into(), format!("{params:?}"));
+        self.metadata.insert(
+            "settings".into(),
+            crate::settings::to_json(params)?.to_string(),
+        );
         Ok(())
     }
 

@@ -10,6 +10,7 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::rbm::Rbm;
 use crate::rng::{derive_seed, rng_from_seed};
+use serde::{Deserialize, Serialize};
 
 /// The learning rate per epoch.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,20 +44,30 @@ impl LearningRate {
 }
 
 /// Unchecked settings of a training run; [`TrainParams::check`] validates them, naming the
-/// field at fault.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// field at fault. Serialized (the settings schema, [`crate::settings`]) under the field names,
+/// but `epochs` as `n_epochs` and `algorithm` as `algo` (its name, `"pcd-1"`); a full batch is
+/// `batch_size` 0.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TrainParams {
     /// Passes over the data (default 100), ≥ 1.
+    #[serde(rename = "n_epochs")]
     pub epochs: usize,
-    /// Mini-batch rows (default `Some(100)`); `None` is the full batch. The last batch of an
-    /// epoch may be smaller.
+    /// Mini-batch rows (default `Some(100)`); `None` is the full batch (0 when serialized).
+    /// The last batch of an epoch may be smaller.
+    #[serde(with = "full_batch_as_zero")]
     pub batch_size: Option<usize>,
     /// The update (default CD-1).
+    #[serde(rename = "algo")]
     pub algorithm: Algorithm,
-    /// The learning rate (default constant 0.03: of 0.003-0.3 the best or near-best test
-    /// log-likelihood at the other defaults on MNIST (20 and 500 hidden, CD-1 and PCD-1) and
-    /// DEBD nltcs, and far above 0.01 on DEBD mushrooms; BENCHMARKS.md "Default learning rate").
-    pub learning_rate: LearningRate,
+    /// The learning rate of the first epoch (default 0.03: of 0.003-0.3 the best or near-best
+    /// test log-likelihood at the other defaults on MNIST (20 and 500 hidden, CD-1 and PCD-1)
+    /// and DEBD nltcs, and far above 0.01 on DEBD mushrooms; BENCHMARKS.md "Default learning
+    /// rate").
+    pub learning_rate: f32,
+    /// The learning rate of the last epoch, reached linearly from `learning_rate` (default
+    /// `None`: constant).
+    pub learning_rate_end: Option<f32>,
     /// Momentum (default 0, as the paper), in `[0, 1)`.
     pub momentum: f32,
     /// L2 weight decay on `W` (default 0, as the paper), ≥ 0.
@@ -75,13 +86,28 @@ pub struct TrainParams {
     pub nu_lambda: f32,
 }
 
+/// `batch_size` serialized as a number, 0 for the full batch (as the CLI's and Python's).
+mod full_batch_as_zero {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &Option<usize>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(b.unwrap_or(0) as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+        let n = usize::deserialize(d)?;
+        Ok((n > 0).then_some(n))
+    }
+}
+
 impl Default for TrainParams {
     fn default() -> Self {
         TrainParams {
             epochs: 100,
             batch_size: Some(100),
             algorithm: Algorithm::Cd { k: 1 },
-            learning_rate: LearningRate::Constant(0.03),
+            learning_rate: 0.03,
+            learning_rate_end: None,
             momentum: 0.0,
             weight_decay: 0.0,
             shuffle: true,
@@ -125,14 +151,29 @@ impl TrainParams {
 
     /// Sets a constant learning rate.
     pub fn learning_rate(mut self, x: f32) -> Self {
-        self.learning_rate = LearningRate::Constant(x);
+        self.learning_rate = x;
+        self.learning_rate_end = None;
         self
     }
 
     /// Sets a learning-rate schedule.
     pub fn schedule(mut self, s: LearningRate) -> Self {
-        self.learning_rate = s;
+        (self.learning_rate, self.learning_rate_end) = match s {
+            LearningRate::Constant(x) => (x, None),
+            LearningRate::Linear { start, end } => (start, Some(end)),
+        };
         self
+    }
+
+    /// The learning-rate schedule of `learning_rate` and `learning_rate_end`.
+    pub fn learning_rate_schedule(&self) -> LearningRate {
+        match self.learning_rate_end {
+            None => LearningRate::Constant(self.learning_rate),
+            Some(end) => LearningRate::Linear {
+                start: self.learning_rate,
+                end,
+            },
+        }
     }
 
     /// Sets the momentum.
@@ -175,7 +216,7 @@ impl TrainParams {
     /// Validates the settings; the error ([`Error::InvalidParam`]) names the field at fault.
     pub fn check(self) -> Result<CheckedTrainParams> {
         if self.epochs == 0 {
-            return Err(Error::param("epochs", "at least one epoch is needed"));
+            return Err(Error::param("n_epochs", "at least one epoch is needed"));
         }
         if self.batch_size == Some(0) {
             return Err(Error::param(
@@ -222,14 +263,12 @@ impl TrainParams {
                 .weight_decay(self.weight_decay)
                 .check()
         };
-        match self.learning_rate {
-            LearningRate::Constant(x) => {
-                sgd(x)?;
-            }
-            LearningRate::Linear { start, end } => {
-                sgd(start)?;
-                sgd(end)?;
-            }
+        sgd(self.learning_rate)?;
+        if let Some(end) = self.learning_rate_end {
+            sgd(end).map_err(|e| match e {
+                Error::InvalidParam { reason, .. } => Error::param("learning_rate_end", reason),
+                e => e,
+            })?;
         }
         if self.max_abs_param.is_nan() || self.max_abs_param <= 0.0 {
             return Err(Error::param(
@@ -257,16 +296,29 @@ impl CheckedTrainParams {
     }
 }
 
-/// Settings of the RBM learner.
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of the RBM learner, serialized as one flat object: `n_hidden`, `weight_sd` and the
+/// [`TrainParams`] entries ([`crate::settings`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RbmParams {
-    /// Hidden units (≥ 1). No default: [`RbmParams::new`] takes it.
+    /// Hidden units (default 256), ≥ 1. `boltzkit rbm fit` asks for it (`--hidden`).
     pub n_hidden: usize,
     /// Standard deviation of the initial weights, `W ~ N(0, sd²)`, visible biases at the
     /// data's base rates, hidden biases 0 (Sec. 4.1 of the S-DCP paper). Default 0.01.
     pub weight_sd: f32,
     /// The training loop's settings, with the seed. Default [`TrainParams::default`].
+    #[serde(flatten)]
     pub train: TrainParams,
+}
+
+impl Default for RbmParams {
+    fn default() -> Self {
+        RbmParams {
+            n_hidden: 256,
+            weight_sd: 0.01,
+            train: TrainParams::default(),
+        }
+    }
 }
 
 impl RbmParams {
@@ -274,8 +326,7 @@ impl RbmParams {
     pub fn new(n_hidden: usize) -> Self {
         RbmParams {
             n_hidden,
-            weight_sd: 0.01,
-            train: TrainParams::default(),
+            ..RbmParams::default()
         }
     }
 

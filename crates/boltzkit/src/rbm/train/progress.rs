@@ -61,7 +61,7 @@ impl Progress<'_> {
         }
         Ok(Some(TrainState {
             version: TRAIN_STATE_VERSION,
-            settings: format!("{:?}", s.params),
+            settings: crate::settings::to_json(s.params)?.to_string(),
             epoch: self.epoch,
             step: self.step,
             wall_s: self.wall_s,

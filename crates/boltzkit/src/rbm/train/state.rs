@@ -13,7 +13,7 @@ use crate::rng::BkRng;
 use serde::{Deserialize, Serialize};
 
 /// The layout version of [`TrainState`].
-pub const TRAIN_STATE_VERSION: u32 = 1;
+pub const TRAIN_STATE_VERSION: u32 = 2;
 
 /// The loop's whole state after an epoch: with the model of that epoch, what
 /// [`super::Trainer::resume`] needs to continue a run so that it ends with the same bits as an
@@ -23,7 +23,8 @@ pub const TRAIN_STATE_VERSION: u32 = 1;
 pub struct TrainState {
     /// [`TRAIN_STATE_VERSION`].
     pub version: u32,
-    /// The run's settings (`{:?}` of its [`TrainParams`]); a resume under others is refused.
+    /// The run's settings (its [`TrainParams`] serialized, [`crate::settings`], as JSON
+    /// text); a resume under others is refused, naming each that differs.
     pub settings: String,
     /// Epochs done.
     pub epoch: usize,
@@ -72,11 +73,12 @@ impl TrainState {
                 state.version
             ));
         }
-        let settings = format!("{p:?}");
-        if state.settings != settings {
+        let settings = crate::settings::to_json(p)?;
+        let saved: serde_json::Value = serde_json::from_str(&state.settings).unwrap_or_default();
+        if saved != settings {
             return refuse(format!(
-                "the saved run's settings differ: saved {}, given {settings}",
-                state.settings
+                "the saved run's settings differ: {}",
+                crate::settings::differences(&saved, &settings, "saved").join(", ")
             ));
         }
         if state.order.len() != n {

@@ -45,7 +45,7 @@ fn invalid_settings_name_their_field() {
         Err(Error::InvalidParam { field, .. }) => field,
         other => panic!("expected an error, got {other:?}"),
     };
-    assert_eq!(field(TrainParams::new().epochs(0)), "epochs");
+    assert_eq!(field(TrainParams::new().epochs(0)), "n_epochs");
     assert_eq!(field(TrainParams::new().batch_size(0)), "batch_size");
     assert_eq!(
         field(TrainParams::new().algorithm(Algorithm::Pcd { k: 0 })),
@@ -64,7 +64,7 @@ fn invalid_settings_name_their_field() {
             start: 0.1,
             end: 0.0
         })),
-        "learning_rate"
+        "learning_rate_end"
     );
     assert_eq!(field(TrainParams::new().momentum(1.5)), "momentum");
     assert_eq!(field(TrainParams::new().weight_decay(-0.1)), "weight_decay");

@@ -1,0 +1,23 @@
+"""The settings objects the estimators pass to the library: one JSON object per fit, named as
+the fields of the library's ``XParams`` (the one settings schema) and checked by its
+``check()``; the defaults are the library's (``_native.default_settings``), written once there.
+"""
+
+from __future__ import annotations
+
+import json
+
+from . import _native
+
+
+def defaults(kind):
+    """The library's default settings of learner ``kind`` (``"rbm"``), by name."""
+    return json.loads(_native.default_settings(kind))
+
+
+def settings_json(est, names, **override):
+    """The estimator's parameters ``names`` (then ``override``) as a settings object (JSON);
+    numpy scalars become Python numbers."""
+    values = {name: getattr(est, name) for name in names}
+    values.update(override)
+    return json.dumps({k: v.item() if hasattr(v, "item") else v for k, v in values.items()})

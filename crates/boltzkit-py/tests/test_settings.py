@@ -1,0 +1,91 @@
+"""One settings schema: an estimator's settings are its library learner's ``XParams``. Its
+signature, its docstring's Parameters and the settings ``TypedDict`` of ``_native.pyi`` name
+exactly the fields the library serializes (``_native.default_settings``), its defaults are the
+library's, and what it passes reaches the model file under the same names."""
+
+import ast
+import inspect
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import boltzkit
+from boltzkit import _native
+
+STUB = pathlib.Path(boltzkit.__file__).with_name("_native.pyi")
+
+# (estimator, settings kind, its TypedDict in the stub, the estimator's own parameters: the
+# front end's, not the learner's; the learner's ``seed`` is ``random_state``)
+CASES = [
+    (
+        boltzkit.RBM,
+        "rbm",
+        "RbmSettings",
+        {"binarize", "monitor", "eval_every", "verbose", "callback", "random_state", "n_jobs"},
+    ),
+]
+
+
+def stub_fields(name):
+    tree = ast.parse(STUB.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return [s.target.id for s in node.body if isinstance(s, ast.AnnAssign)]
+    raise AssertionError(f"no class {name} in {STUB}")
+
+
+def doc_parameters(cls):
+    doc = inspect.getdoc(cls)
+    section = doc.split("Parameters\n----------\n", 1)[1].split("\nAttributes\n", 1)[0]
+    return [m.group(1) for m in re.finditer(r"^(\w+) :", section, re.M)]
+
+
+@pytest.mark.parametrize("cls, kind, stub, own", CASES, ids=[c[1] for c in CASES])
+def test_signature_docstring_and_stub_name_the_library_settings(cls, kind, stub, own):
+    defaults = json.loads(_native.default_settings(kind))
+    settings = [name for name in defaults if name != "seed"]
+    signature = inspect.signature(cls.__init__).parameters
+    names = [name for name in signature if name != "self"]
+    assert [n for n in names if n not in own] == settings
+    assert set(names) - set(settings) == own
+    assert [n for n in doc_parameters(cls) if n not in own] == settings
+    assert set(doc_parameters(cls)) - set(settings) == own
+    assert stub_fields(stub) == list(defaults)
+    for name in settings:
+        assert signature[name].default == defaults[name], name
+
+
+def test_unknown_settings_kind_is_refused():
+    with pytest.raises(ValueError, match="no settings schema"):
+        _native.default_settings("nope")
+
+
+def test_rbm_settings_reach_the_model_file_and_come_back(binary_data, tmp_path):
+    est = boltzkit.RBM(
+        n_hidden=3,
+        n_epochs=2,
+        batch_size=0,
+        algo="pcd-2",
+        learning_rate=0.07,
+        shuffle=False,
+        nu_mu=0.5,
+        weight_sd=0.02,
+        random_state=4,
+    ).fit(binary_data)
+    recorded = json.loads(est.model_.metadata["settings"])
+    for name in boltzkit.rbm.RBM_SETTINGS:
+        assert recorded[name] == pytest.approx(getattr(est, name)), name
+    assert recorded["seed"] == 4
+    # a settings object the library refuses names the setting
+    with pytest.raises(ValueError, match="max_abs_param"):
+        boltzkit.RBM(n_hidden=2, max_abs_param=-1.0).fit(binary_data)
+    # a saved model gives a fresh estimator the settings it was fitted with
+    path = tmp_path / "m.safetensors"
+    est.save(path)
+    back = boltzkit.load(path)
+    for name in boltzkit.rbm.RBM_SETTINGS:
+        assert getattr(back, name) == pytest.approx(getattr(est, name)), name
+    np.testing.assert_array_equal(back.components_, est.components_)

@@ -1,0 +1,81 @@
+//! The one settings schema. Every learner's `XParams` derives `Serialize` / `Deserialize`:
+//! its serialized field names are the stable, documented names of its settings (each field's
+//! doc gives its default, written once, in the struct's `Default`; `#[serde(default)]` fills
+//! what a settings object leaves out). Model files record the serialized settings, a resumed
+//! run compares them, the CLI overlays its flags on the defaults ([`overlay`]) and the Python
+//! package passes its keyword arguments as one settings object ([`from_json`]), all through
+//! the same `check()`.
+//!
+//! ```
+//! use boltzkit::rbm::train::RbmParams;
+//! use boltzkit::settings;
+//! let p: RbmParams = settings::from_json("rbm", r#"{"n_hidden": 20, "learning_rate": 0.1}"#)?;
+//! assert_eq!((p.n_hidden, p.train.learning_rate), (20, 0.1));
+//! assert_eq!(p.train.epochs, RbmParams::default().train.epochs); // left out: the default
+//! let back = settings::to_json(&p)?;
+//! assert_eq!(back["n_hidden"], 20);
+//! assert_eq!(back["learning_rate"].to_string(), "0.1");
+//! assert!(settings::from_json::<RbmParams>("rbm", r#"{"n_hidden": -1}"#).is_err());
+//! # Ok::<(), boltzkit::Error>(())
+//! ```
+
+use crate::error::{Error, Result};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// `params` as a JSON object (its serialized names and values). Through JSON text, so that
+/// an `f32` setting is its shortest decimal (`0.03`, the value a user typed), not the `f64`
+/// nearest to it (`0.029999999329447746`).
+pub fn to_json<P: Serialize>(params: &P) -> Result<Value> {
+    serde_json::to_string(params)
+        .and_then(|text| serde_json::from_str(&text))
+        .map_err(|e| Error::Internal(format!("serializing settings: {e}")))
+}
+
+/// Settings of `what` (a learner's name, for the message) from a JSON object; settings left
+/// out take their defaults. A value of the wrong type is an [`Error::InvalidParam`] with
+/// serde's description.
+pub fn from_json<P: DeserializeOwned>(what: &str, json: &str) -> Result<P> {
+    let value: Value = serde_json::from_str(json)
+        .map_err(|e| Error::param("settings", format!("{what}: not a JSON object: {e}")))?;
+    from_value(what, value)
+}
+
+/// [`from_json`] of a parsed value.
+pub fn from_value<P: DeserializeOwned>(what: &str, value: Value) -> Result<P> {
+    serde_json::from_value(value)
+        .map_err(|e| Error::param("settings", format!("{what} settings: {e}")))
+}
+
+/// `base` with the entries of `given` (a struct of flags serialized under the settings'
+/// names, or any JSON object) put over its own: how the CLI builds settings from flags
+/// without restating a default.
+pub fn overlay<P: Serialize + DeserializeOwned>(base: &P, given: &impl Serialize) -> Result<P> {
+    let mut value = to_json(base)?;
+    if let (Some(obj), Value::Object(over)) = (value.as_object_mut(), to_json(given)?) {
+        obj.extend(over);
+    }
+    from_value("the given", value)
+}
+
+/// The entries whose values differ between `saved` and `given` (`name (LABEL X, given Y)`,
+/// `label` naming where `saved` came from), for a refusal that says what differs.
+pub fn differences(saved: &Value, given: &Value, label: &str) -> Vec<String> {
+    let empty = Map::new();
+    let (saved, given) = (
+        saved.as_object().unwrap_or(&empty),
+        given.as_object().unwrap_or(&empty),
+    );
+    let mut keys: Vec<&String> = saved.keys().chain(given.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| saved.get(*k) != given.get(*k))
+        .map(|k| {
+            let show = |v: Option<&Value>| v.map_or("none".to_string(), Value::to_string);
+            let (was, now) = (show(saved.get(k)), show(given.get(k)));
+            format!("{k} ({label} {was}, given {now})")
+        })
+        .collect()
+}
