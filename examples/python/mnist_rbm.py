@@ -3,9 +3,9 @@
     python examples/python/mnist_rbm.py                       # PCD-1, 500 hidden units, 20 epochs
     python examples/python/mnist_rbm.py --epochs 2 --rows 2000 --hidden 50 --out /tmp/mnist
 
-Data: ``binarized_mnist/binarized_mnist_{train,test}.amat.gz`` under ``--data-dir``
-(default ``../shared/data`` next to the repository). The plots need matplotlib (optional):
-without it the script trains and scores and says that it skipped them.
+Data: the registry's ``binarized_mnist`` (``boltzkit.datasets.load``: from the cache, a mirror
+folder ``--mirror`` or ``BOLTZKIT_DATA_MIRROR``, else the network). The plots need matplotlib
+(optional): without it the script trains and scores and says that it skipped them.
 """
 
 from __future__ import annotations
@@ -18,12 +18,10 @@ import numpy as np
 
 import boltzkit
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data-dir", type=pathlib.Path, default=REPO.parent / "shared" / "data")
+    p.add_argument("--mirror", default=None, help="a mirror folder of the data registry")
     p.add_argument("--algo", default="pcd-1", help="any trainer: cd-1, pcd-1, csdcp-3-1, ...")
     p.add_argument("--hidden", type=int, default=500)
     p.add_argument("--epochs", type=int, default=20)
@@ -40,9 +38,8 @@ def parse_args(argv=None):
 
 def main(argv=None):
     a = parse_args(argv)
-    base = a.data_dir / "binarized_mnist" / "binarized_mnist"
-    train = boltzkit.read_dataset(f"{base}_train.amat.gz")
-    test = boltzkit.read_dataset(f"{base}_test.amat.gz")
+    ds = boltzkit.datasets.load("binarized_mnist", mirror=a.mirror)
+    train, test = ds["train"], ds["test"]
     if a.rows:
         train, test = train[: a.rows], test[: max(a.rows // 5, 100)]
     print(f"train {train.shape}, test {test.shape}")

@@ -57,12 +57,21 @@ fn main() -> ExitCode {
     let (cli, threads) = match parsed {
         Ok(parsed) => parsed,
         Err(err) => {
-            let code = u8::try_from(err.exit_code()).unwrap_or(exit::USAGE_ERROR);
+            // a data set named by --data NAME that no source gave is a failure at run time
+            let code = if err.kind() == clap::error::ErrorKind::Io {
+                exit::RUNTIME_FAILURE
+            } else {
+                u8::try_from(err.exit_code()).unwrap_or(exit::USAGE_ERROR)
+            };
             if json && err.use_stderr() {
                 let text = err.to_string();
                 let text = text.trim_start_matches("error: ").to_string();
                 let message = exit::one_line(&anyhow::anyhow!(text));
                 println!("{}", report::json_error(&message, code));
+            }
+            if code == exit::RUNTIME_FAILURE {
+                let _ = err.print();
+                std::process::exit(i32::from(code));
             }
             err.exit();
         }
@@ -82,7 +91,7 @@ fn main() -> ExitCode {
 }
 
 /// The command tree, with negative numbers accepted as flag values in every command
-/// (`--lr -0.1`, `--coupling -0.5`).
+/// (`--lr -0.1`, `--coupling -0.5`) and data set names as data files (`--data nltcs:test`).
 fn command() -> clap::Command {
     fn allow_negatives(cmd: clap::Command) -> clap::Command {
         let names: Vec<String> = cmd
@@ -95,7 +104,7 @@ fn command() -> clap::Command {
                 cmd.mut_subcommand(name, allow_negatives)
             })
     }
-    allow_negatives(Cli::command())
+    commands::data::with_data_names(allow_negatives(Cli::command()))
 }
 
 /// Runs the parsed command.

@@ -1,7 +1,7 @@
 //! The one place a library error becomes a Python exception.
 //!
 //! Invalid settings, invalid data, wrong shapes and models too large for an exact method are
-//! the caller's to fix: `ValueError`. File trouble is `OSError`. A numerical failure or an
+//! the caller's to fix: `ValueError`. File trouble, and a data set no source gave, is `OSError`. A numerical failure or an
 //! internal error is `RuntimeError`. The message is the library's one line.
 
 use boltzkit::Error;
@@ -19,7 +19,7 @@ pub fn to_py(err: Error) -> PyErr {
         | Error::Parse { .. }
         | Error::UnsupportedFormat { .. }
         | Error::Model { .. } => PyValueError::new_err(msg),
-        Error::Io { .. } => PyOSError::new_err(msg),
+        Error::Io { .. } | Error::DataSet { .. } => PyOSError::new_err(msg),
         _ => PyRuntimeError::new_err(msg),
     }
 }

@@ -6,6 +6,7 @@
 //! Python (`python/boltzkit/`). Nothing here computes what the library computes.
 
 mod convert;
+mod datasets;
 mod error;
 mod fitting;
 mod functions;
@@ -25,6 +26,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fitting::fit_fvbm, m)?)?;
     m.add_function(wrap_pyfunction!(fitting::fit_fsll, m)?)?;
     m.add_function(wrap_pyfunction!(functions::read_dataset, m)?)?;
+    m.add_function(wrap_pyfunction!(datasets::data_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(datasets::data_fetch, m)?)?;
+    m.add_function(wrap_pyfunction!(datasets::data_path, m)?)?;
     m.add_function(wrap_pyfunction!(functions::fvbm_inference, m)?)?;
     m.add_function(wrap_pyfunction!(functions::kl_divergence, m)?)?;
     m.add_function(wrap_pyfunction!(testing::_panic_in_worker, m)?)?;

@@ -37,8 +37,10 @@ def cli():
 
 @pytest.fixture
 def data_dir():
-    """The shared benchmark data (``BOLTZKIT_DATA_DIR`` or ``../shared/data``), or skip."""
-    d = pathlib.Path(os.environ.get("BOLTZKIT_DATA_DIR", REPO.parent / "shared" / "data"))
+    """The data registry's mirror (``BOLTZKIT_DATA_MIRROR``, its old name ``BOLTZKIT_DATA_DIR``,
+    or ``../shared/data``), or skip."""
+    env = os.environ.get("BOLTZKIT_DATA_MIRROR") or os.environ.get("BOLTZKIT_DATA_DIR")
+    d = pathlib.Path(env or REPO.parent / "shared" / "data")
     if not d.is_dir():
         pytest.skip(f"no shared data directory at {d}")
     return d

@@ -28,10 +28,11 @@ def test_fvbm_standard_errors_example(capsys):
     assert "MPLE exists False" in out and "p_value" in out
 
 
-def test_mnist_example_shortened(data_dir, tmp_path):
+def test_mnist_example_shortened(data_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("BOLTZKIT_DATA", str(tmp_path / "cache"))
     rbm, ll = load_example("mnist_rbm").main(
         [
-            "--data-dir",
+            "--mirror",
             str(data_dir),
             "--epochs",
             "2",

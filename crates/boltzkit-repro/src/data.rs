@@ -1,17 +1,19 @@
-//! The real data sets of the protocols: where `shared/data` is, and binary readers.
+//! The real data sets of the protocols: their files by the data registry
+//! (`boltzkit::data::registry`), and binary readers.
 //!
-//! The data live in a folder `shared/data` next to the repository (see its README). A run finds
-//! it, in this order: the folder given explicitly (`--data-dir`); the environment variable
-//! [`DATA_DIR_ENV`]; `shared/data` under any ancestor of the running executable or of the
-//! working directory. The first candidate that holds every file the run needs wins; when none
-//! does, the error lists each path tried, before any output is created.
+//! A protocol names the registry files it needs ([`find_data_dir`]); each is fetched into the
+//! registry's cache, verified: from the mirror folder given explicitly (`--data-dir`), else
+//! [`registry::MIRROR_ENV`] (or its old name [`DATA_DIR_ENV`]), else `shared/data` beside or
+//! above the working directory or the executable, else the network. A file no source gives is
+//! an error naming what was tried, before any output is created.
 
 use anyhow::Context;
+use boltzkit::data::registry::{self, fetch_file, Sources};
 use boltzkit::data::{read_dataset, Binarize, Dataset, ReadOptions};
 use std::path::{Path, PathBuf};
 
-/// The environment variable that overrides the search for `shared/data`.
-pub const DATA_DIR_ENV: &str = "BOLTZKIT_DATA_DIR";
+/// The old name of [`registry::MIRROR_ENV`], still read.
+pub const DATA_DIR_ENV: &str = registry::OLD_MIRROR_ENV;
 
 /// Binarized MNIST (Larochelle & Murray): the training rows, relative to the data folder.
 pub const BINARIZED_MNIST_TRAIN: &str = "binarized_mnist/binarized_mnist_train.amat.gz";
@@ -21,66 +23,40 @@ pub const BINARIZED_MNIST_TEST: &str = "binarized_mnist/binarized_mnist_test.ama
 pub const CALTECH_TRAIN: &str =
     "caltech101_silhouettes/caltech101_silhouettes_28_split1_train.amat.gz";
 
-/// Where to look for the data folder when none is given: `shared/data` under every ancestor of
-/// the running executable, then of the working directory.
-pub fn default_search_starts() -> Vec<PathBuf> {
-    let mut starts = Vec::new();
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        starts.push(dir);
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        starts.push(cwd);
-    }
-    starts
-}
-
-/// The candidates for the data folder, in order: `given`, else the value of
-/// [`DATA_DIR_ENV`] (`env`), else `shared/data` under every ancestor of each start.
-pub fn candidates(given: Option<&Path>, env: Option<&Path>, starts: &[PathBuf]) -> Vec<PathBuf> {
-    if let Some(dir) = given.or(env) {
-        return vec![dir.to_path_buf()];
-    }
-    let mut out: Vec<PathBuf> = Vec::new();
-    for start in starts {
-        for a in start.ancestors() {
-            let c = a.join("shared").join("data");
-            if !out.contains(&c) {
-                out.push(c);
-            }
-        }
-    }
-    out
-}
-
-/// The data folder holding every file of `needs` (paths relative to it): the first of
-/// [`candidates`] that does, with `given` (`--data-dir`), the environment and
-/// [`default_search_starts`]. The error names each folder tried and the files looked for.
+/// The registry's cache folder once it holds a verified copy of every file of `needs` (paths
+/// in the registry's layout, read with [`local_file`]), fetched with `given` (`--data-dir`)
+/// as the mirror folder when given. The error names the file, each source tried and what to
+/// do.
 pub fn find_data_dir(given: Option<&Path>, needs: &[&str]) -> anyhow::Result<PathBuf> {
-    let env = std::env::var_os(DATA_DIR_ENV).map(PathBuf::from);
-    let tried = candidates(given, env.as_deref(), &default_search_starts());
-    if let Some(dir) = tried
-        .iter()
-        .find(|d| needs.iter().all(|f| d.join(f).is_file()))
-    {
-        return Ok(dir.clone());
+    fetch_needs(&Sources::from_env(given)?, given, needs)
+}
+
+/// [`find_data_dir`] with the sources given: `sources.cache` once it holds every file of
+/// `needs`; `given` is named in the error.
+pub fn fetch_needs(
+    sources: &Sources,
+    given: Option<&Path>,
+    needs: &[&str],
+) -> anyhow::Result<PathBuf> {
+    for rel in needs {
+        let (set, file) = registry::file_at(rel)
+            .with_context(|| format!("{rel} is not a file of the data registry"))?;
+        fetch_file(set, file, sources).with_context(|| match given {
+            Some(dir) => format!("the mirror folder of --data-dir is {}", dir.display()),
+            None => "give a mirror folder with --data-dir DIR".to_string(),
+        })?;
     }
-    let how = if given.is_some() {
-        "in the folder of --data-dir"
-    } else if env.is_some() {
-        "in the folder of BOLTZKIT_DATA_DIR"
-    } else {
-        "in shared/data beside the repository (searched upward from the executable and from the \
-         working directory)"
-    };
-    let tried: Vec<String> = tried.iter().map(|d| d.display().to_string()).collect();
-    anyhow::bail!(
-        "the data files {} were not found {how}; tried: {}; give --data-dir DIR or set {DATA_DIR_ENV}",
-        needs.join(", "),
-        tried.join(", ")
-    )
+    Ok(sources.cache.clone())
+}
+
+/// The file `rel` (a registry path) in the data folder `dir`: `dir/rel`, or its uncompressed
+/// form (`rel` without `.gz`) when only that is there, as a download of the content is cached.
+pub fn local_file(dir: &Path, rel: &str) -> PathBuf {
+    let stored = dir.join(rel);
+    match rel.strip_suffix(".gz") {
+        Some(plain) if !stored.exists() && dir.join(plain).exists() => dir.join(plain),
+        _ => stored,
+    }
 }
 
 /// Fails naming `path` when it is not a file (checked before any output is created).
@@ -119,30 +95,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn candidates_prefer_the_given_folder_then_the_environment_then_ancestors() {
-        let given = Path::new("/x/data");
-        let env = Path::new("/y/data");
-        let starts = [PathBuf::from("/a/b/target/release"), PathBuf::from("/a/c")];
-        assert_eq!(candidates(Some(given), Some(env), &starts), [given]);
-        assert_eq!(candidates(None, Some(env), &starts), [env]);
-        let c = candidates(None, None, &starts);
-        assert_eq!(c[0], Path::new("/a/b/target/release/shared/data"));
-        assert!(c.contains(&PathBuf::from("/a/shared/data")));
-        assert!(c.contains(&PathBuf::from("/a/c/shared/data")));
-        assert_eq!(
-            c.iter()
-                .filter(|p| *p == Path::new("/a/shared/data"))
-                .count(),
-            1
-        );
+    fn a_missing_data_file_names_the_mirror_tried_and_nothing_is_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let sources = Sources::new(cache.path())
+            .with_mirrors(vec![dir.path().to_path_buf()])
+            .with_network(false);
+        let e = fetch_needs(&sources, Some(dir.path()), &[BINARIZED_MNIST_TRAIN]).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
+        assert!(msg.contains(BINARIZED_MNIST_TRAIN), "{msg}");
+        assert!(msg.contains("--data-dir"), "{msg}");
+        assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0);
     }
 
     #[test]
-    fn a_missing_data_folder_names_the_paths_tried() {
+    fn local_files_fall_back_to_the_uncompressed_form() {
         let dir = tempfile::tempdir().unwrap();
-        let e = find_data_dir(Some(dir.path()), &[BINARIZED_MNIST_TRAIN]).unwrap_err();
-        let msg = e.to_string();
-        assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
-        assert!(msg.contains(BINARIZED_MNIST_TRAIN), "{msg}");
+        let rel = "x/rows.amat.gz";
+        assert_eq!(local_file(dir.path(), rel), dir.path().join(rel));
+        std::fs::create_dir_all(dir.path().join("x")).unwrap();
+        std::fs::write(dir.path().join("x/rows.amat"), "0 1\n").unwrap();
+        assert_eq!(local_file(dir.path(), rel), dir.path().join("x/rows.amat"));
+        std::fs::write(dir.path().join(rel), "").unwrap();
+        assert_eq!(local_file(dir.path(), rel), dir.path().join(rel));
     }
 }

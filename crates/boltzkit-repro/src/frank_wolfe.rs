@@ -11,7 +11,7 @@
 //! [`run_fw`] runs a Frank-Wolfe fit with the test log-likelihood ([`TestLogLikelihood`]) at
 //! every size evaluation and a JSONL log (also used by `rbm fit --algo frank-wolfe`).
 
-use crate::data::read_as_binary;
+use crate::data::{local_file, read_as_binary};
 use crate::plot::{line_chart, Chart, Series};
 use crate::Progress;
 use anyhow::Context;
@@ -91,8 +91,12 @@ fn labels(path: &Path, offset: u32) -> anyhow::Result<Vec<u32>> {
 /// Caltech101 Silhouettes split1 (4,100 / 2,264 / 2,307), labels 1..101 → 0..100. Pixel order
 /// (column-major) and polarity (0 = object) are kept: the likelihood does not depend on them.
 fn caltech(dir: &Path) -> anyhow::Result<Splits> {
-    let d = dir.join("caltech101_silhouettes");
-    let f = |s: &str| d.join(format!("caltech101_silhouettes_28_split1_{s}"));
+    let f = |s: &str| {
+        local_file(
+            dir,
+            &format!("caltech101_silhouettes/caltech101_silhouettes_28_split1_{s}"),
+        )
+    };
     Ok(Splits {
         train: read_as_binary(&f("train.amat.gz"), Binarize::None)?,
         valid: read_as_binary(&f("valid.amat.gz"), Binarize::None)?,
@@ -104,10 +108,10 @@ fn caltech(dir: &Path) -> anyhow::Result<Splits> {
 
 /// MNIST binarized at 127; 10,000 training images drawn at random (seeded) for validation.
 fn mnist(dir: &Path, seed: u64) -> anyhow::Result<Splits> {
-    let d = dir.join("mnist");
+    let f = |name: &str| local_file(dir, &format!("mnist/{name}"));
     let bin = Binarize::Threshold(127.0);
-    let all = read_as_binary(&d.join("train-images-idx3-ubyte.gz"), bin)?;
-    let all_labels = labels(&d.join("train-labels-idx1-ubyte.gz"), 0)?;
+    let all = read_as_binary(&f("train-images-idx3-ubyte.gz"), bin)?;
+    let all_labels = labels(&f("train-labels-idx1-ubyte.gz"), 0)?;
     let mut order: Vec<usize> = (0..all.n_samples()).collect();
     order.shuffle(&mut derive_rng(seed, 0));
     let (valid_rows, train_rows) = order.split_at(10_000.min(order.len() / 2));
@@ -116,9 +120,9 @@ fn mnist(dir: &Path, seed: u64) -> anyhow::Result<Splits> {
     Ok(Splits {
         train: all.select(&train_rows)?,
         valid: all.select(valid_rows)?,
-        test: read_as_binary(&d.join("t10k-images-idx3-ubyte.gz"), bin)?,
+        test: read_as_binary(&f("t10k-images-idx3-ubyte.gz"), bin)?,
         train_labels: train_rows.iter().map(|&r| all_labels[r]).collect(),
-        test_labels: labels(&d.join("t10k-labels-idx1-ubyte.gz"), 0)?,
+        test_labels: labels(&f("t10k-labels-idx1-ubyte.gz"), 0)?,
     })
 }
 

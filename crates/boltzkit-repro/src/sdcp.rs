@@ -24,7 +24,7 @@
 //! Plan → run → result: [`SdcpPlan`] → [`run`] → [`SdcpReport`]; [`curves_csv`],
 //! [`final_table`] and [`curves_png`] write each experiment.
 
-use crate::data::{read_binary, BINARIZED_MNIST_TEST, BINARIZED_MNIST_TRAIN};
+use crate::data::{local_file, read_binary, BINARIZED_MNIST_TEST, BINARIZED_MNIST_TRAIN};
 use crate::frank_wolfe::{bracket_csv, bracket_markdown_cells, BRACKET_CSV_HEADER};
 use crate::plot::{chart_panels, Chart, Series};
 use crate::Progress;
@@ -770,8 +770,8 @@ fn run_mnist(
         .data_dir
         .as_deref()
         .ok_or_else(|| boltzkit::Error::param("--data-dir", "the MNIST experiment needs it"))?;
-    let train = read_binary(&data_dir.join(BINARIZED_MNIST_TRAIN), Binarize::None)?;
-    let test = read_binary(&data_dir.join(BINARIZED_MNIST_TEST), Binarize::None)?;
+    let train = read_binary(&local_file(data_dir, BINARIZED_MNIST_TRAIN), Binarize::None)?;
+    let test = read_binary(&local_file(data_dir, BINARIZED_MNIST_TEST), Binarize::None)?;
     let base_b = base_rate_biases(&train)?;
     let mut cells = Vec::new();
     let mut finals = Vec::new();

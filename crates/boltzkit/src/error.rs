@@ -103,6 +103,17 @@ pub enum Error {
     #[error("internal error (a bug in boltzkit, please report it): {0}")]
     Internal(String),
 
+    /// A data set of the registry ([`crate::data::registry`]) that could not be had: an
+    /// unknown name or split, or a file that no source gave with the recorded checksum. The
+    /// reason says what was tried and what to do.
+    #[error("data set {name}: {reason}")]
+    DataSet {
+        /// The data set's name (with the file or split concerned, when there is one).
+        name: String,
+        /// What went wrong and what to do about it.
+        reason: String,
+    },
+
     /// A model file that is not what the reader expects.
     #[error("{path}: invalid model file: {reason}")]
     Model {

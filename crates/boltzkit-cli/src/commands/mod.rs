@@ -8,6 +8,7 @@
 //! [`crate::report::Summary`].
 
 pub mod bench;
+pub mod data;
 pub mod demo;
 pub mod fsll;
 pub mod fvbm;
@@ -97,6 +98,21 @@ pub enum Command {
                       --hidden 25"
     )]
     Bench(bench::BenchArgs),
+
+    /// The public data sets by name: list them, fetch verified copies, print their paths
+    #[command(
+        long_about = "The public data sets the papers use, by name: binarized MNIST, MNIST, \
+                      Caltech101 Silhouettes, binary alphadigits, the DEBD density-estimation \
+                      sets, protein alignments. Each file has its original URL, size, SHA-256 \
+                      and licence (`data list NAME`). Files go to a cache (BOLTZKIT_DATA, else \
+                      the platform's cache directory), copied from a mirror folder \
+                      (BOLTZKIT_DATA_MIRROR or --mirror) or downloaded, and are checked; a \
+                      corrupted cached copy is fetched again. Every --data FILE (and --test, \
+                      --valid) also takes NAME[:split].\n\nExamples:\n  boltzkit data list\n  \
+                      boltzkit data fetch binarized_mnist --mirror ../shared/data\n  \
+                      boltzkit rbm fit --data binarized_mnist --hidden 100 -o m.safetensors"
+    )]
+    Data(data::DataArgs),
 }
 
 impl Command {
@@ -111,6 +127,7 @@ impl Command {
             Command::Lab(args) => args.run(),
             Command::Repro(args) => args.run(),
             Command::Bench(args) => args.run(),
+            Command::Data(args) => args.run(),
         }
     }
 }

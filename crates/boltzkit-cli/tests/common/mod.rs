@@ -5,9 +5,28 @@
 use assert_cmd::Command;
 use std::path::Path;
 
-/// The `boltzkit` binary under test.
+/// The `boltzkit` binary under test, with the data registry's cache in the target folder (not
+/// the user's cache directory) and the network off: data sets come from the mirror
+/// (`shared/data` beside the repository, or the test's own `BOLTZKIT_DATA_MIRROR`).
 pub fn boltzkit() -> Command {
-    Command::cargo_bin("boltzkit").unwrap()
+    let mut cmd = Command::cargo_bin("boltzkit").unwrap();
+    cmd.env(
+        "BOLTZKIT_DATA",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/data-cache"),
+    )
+    .env("BOLTZKIT_OFFLINE", "1")
+    .env_remove("BOLTZKIT_DATA_MIRROR")
+    .env_remove("BOLTZKIT_DATA_DIR");
+    cmd
+}
+
+/// `shared/data` beside the repository (the data registry's mirror here), when this checkout
+/// has one.
+pub fn shared_data() -> Option<std::path::PathBuf> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .map(|a| a.join("shared/data"))
+        .find(|p| p.join("caltech101_silhouettes").is_dir())
 }
 
 /// The one JSON object a `--json` run prints on stdout.

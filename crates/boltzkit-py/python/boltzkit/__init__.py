@@ -8,6 +8,11 @@ FVBM           fully visible Boltzmann machine (Ising): MPLE (newton, bslm, ga),
                standard errors and Wald tests
 FSLL           full-span log-linear model (greedy MDL)
 
+Data
+----
+datasets       the public data sets by name: ``datasets.load("binarized_mnist")`` (fetched into
+               a cache from a mirror folder or the network, checksums verified)
+
 Functions
 ---------
 read_dataset   every reader of the library (npy, csv/tsv, IDX, amat; gzip)
@@ -20,7 +25,7 @@ results equal the ``boltzkit`` command line's for the same seed and settings. sc
 is optional: the estimators derive from its ``BaseEstimator`` when it is installed.
 """
 
-from . import _native
+from . import _native, datasets
 from ._base import HAVE_SKLEARN, NotFittedError
 from ._functions import kl_divergence, log_partition, read_dataset
 from ._model import load
@@ -47,4 +52,5 @@ __all__ = [
     "NotFittedError",
     "NativeModel",
     "HAVE_SKLEARN",
+    "datasets",
 ]

@@ -162,6 +162,14 @@ def read_dataset(
     cardinalities: Optional[list[int]] = None,
     seed: int = 0,
 ) -> _U8: ...
+def data_registry() -> str: ...
+def data_fetch(
+    name: str,
+    paths: Optional[list[str]] = None,
+    mirror: Optional[_Path] = None,
+    offline: bool = False,
+) -> list[tuple[str, str, str]]: ...
+def data_path(spec: str, mirror: Optional[_Path] = None, offline: bool = False) -> str: ...
 def fvbm_inference(
     model: NativeModel,
     x: _U8,

@@ -26,7 +26,7 @@
 //! ```
 
 use super::Outcome;
-use crate::data::{find_data_dir, require_file};
+use crate::data::{find_data_dir, local_file, require_file};
 use crate::popcd::PaperData;
 use crate::{bslm, frank_wolfe, fsll, lab, popcd, sdcp, Progress};
 use anyhow::Context;
@@ -212,8 +212,10 @@ pub struct PopcdFlags {
     /// caltech101_silhouettes/caltech101_silhouettes_28_split1_train.amat.gz in the data folder]
     #[arg(long, value_name = "FILE")]
     pub caltech: Option<PathBuf>,
-    /// The data folder [default: shared/data beside the repository, searched upward from the
-    /// executable and from the working directory; BOLTZKIT_DATA_DIR overrides]
+    /// The data: a mirror folder of the data registry (`boltzkit data list`), e.g. ../shared/data:
+    /// the files are copied into the cache (BOLTZKIT_DATA) and checked [default:
+    /// BOLTZKIT_DATA_MIRROR (BOLTZKIT_DATA_DIR: its old name), else shared/data beside or above the
+    /// working directory or the executable, else the network]
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// Directory for the curve CSVs and popcd.json
@@ -295,9 +297,10 @@ pub struct SdcpFlags {
     /// ATLL every N epochs [default: 10 (small) or 10 (MNIST)]
     #[arg(long, value_name = "N")]
     pub eval_every: Option<usize>,
-    /// MNIST: the folder holding binarized_mnist/ [default: shared/data beside the repository,
-    /// searched upward from the executable and from the working directory; BOLTZKIT_DATA_DIR
-    /// overrides]
+    /// MNIST's data (binarized_mnist): a mirror folder of the data registry (`boltzkit data list`),
+    /// e.g. ../shared/data: the files are copied into the cache (BOLTZKIT_DATA) and checked
+    /// [default: BOLTZKIT_DATA_MIRROR (BOLTZKIT_DATA_DIR: its old name), else shared/data beside or
+    /// above the working directory or the executable, else the network]
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// MNIST: AIS chains of the monitor and of the final estimates
@@ -328,9 +331,10 @@ pub struct FwFlags {
     #[arg(long, value_delimiter = ',', default_values_t = ["caltech".to_string(), "mnist".to_string()],
           value_parser = ["caltech", "mnist"])]
     pub datasets: Vec<String>,
-    /// Directory holding caltech101_silhouettes/ and mnist/ [default: shared/data beside the
-    /// repository, searched upward from the executable and from the working directory;
-    /// BOLTZKIT_DATA_DIR overrides]
+    /// The data (Caltech101, MNIST): a mirror folder of the data registry (`boltzkit data list`),
+    /// e.g. ../shared/data: the files are copied into the cache (BOLTZKIT_DATA) and checked
+    /// [default: BOLTZKIT_DATA_MIRROR (BOLTZKIT_DATA_DIR: its old name), else shared/data beside or
+    /// above the working directory or the executable, else the network]
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// T: Frank-Wolfe grows the model up to this many units
@@ -803,11 +807,10 @@ impl PopcdFlags {
                         "mnist" => crate::data::BINARIZED_MNIST_TRAIN,
                         _ => crate::data::CALTECH_TRAIN,
                     };
-                    find_data_dir(self.data_dir.as_deref(), &[file])
-                        .with_context(|| {
-                            format!("{what}: give the file with --{what}, or leave {what} out of --datasets")
-                        })?
-                        .join(file)
+                    let dir = find_data_dir(self.data_dir.as_deref(), &[file]).with_context(|| {
+                        format!("{what}: give the file with --{what}, or leave {what} out of --datasets")
+                    })?;
+                    local_file(&dir, file)
                 }
             };
             match what {

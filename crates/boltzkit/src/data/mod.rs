@@ -5,10 +5,13 @@
 //!   cardinalities ([`ReadOptions`]).
 //! - [`write_dataset`] and friends: `.npy`, `.csv`, `.tsv`, `.amat` (optionally `.gz`);
 //!   [`write_npy_f64`] / [`read_npy_f64`] for distributions over all states.
+//! - [`registry`]: the public data sets by name (URL, size, SHA-256, licence), fetched into a
+//!   cache from a mirror folder or the network and verified.
 //! - [`synth`]: generators with exact truths (explicit tables, Ising grids, Bayesian networks).
 
 mod dataset;
 mod read;
+pub mod registry;
 pub mod synth;
 mod write;
 

@@ -32,6 +32,19 @@ pub fn sha256_file(path: &Path) -> Result<String> {
     Ok(to_hex(&hasher.finalize()))
 }
 
+/// The SHA-256 of `bytes` as 64 lowercase hex digits (what [`sha256_file`] gives for a file
+/// holding them).
+///
+/// ```
+/// assert_eq!(
+///     boltzkit::io::sha256_bytes(b"abc"),
+///     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+/// );
+/// ```
+pub fn sha256_bytes(bytes: &[u8]) -> String {
+    to_hex(&Sha256::digest(bytes))
+}
+
 fn to_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);

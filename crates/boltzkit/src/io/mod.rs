@@ -5,7 +5,7 @@
 //! | [`write_atomic`], [`write_atomic_with`] | write a file so readers never see half of it |
 //! | [`save_tensors`], [`load_tensors`], [`TensorFile`] | model files in safetensors format |
 //! | [`MetricLog`], [`MetricRecord`] | JSONL metric logs, one record per evaluation |
-//! | [`sha256_file`] | the hex SHA-256 of a file (data provenance in model metadata) |
+//! | [`sha256_file`], [`sha256_bytes`] | the hex SHA-256 of a file (data provenance in model metadata) or of bytes (the data registry's checksums) |
 
 mod atomic;
 mod hash;
@@ -13,6 +13,6 @@ mod log;
 mod tensors;
 
 pub use atomic::{write_atomic, write_atomic_with};
-pub use hash::sha256_file;
+pub use hash::{sha256_bytes, sha256_file};
 pub use log::{MetricLog, MetricRecord, RESERVED_KEYS};
 pub use tensors::{load_tensors, save_model, save_tensors, NamedTensor, TensorData, TensorFile};
