@@ -17,7 +17,7 @@ use boltzkit::model::{AisOptions, AnyModel, ExactTask, LogPartition, Metadata, M
 use boltzkit::provenance::DataFile;
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
-use boltzkit::rbm::frank_wolfe::file::save_fw_model;
+use boltzkit::rbm::frank_wolfe::file::{save_fw_exact, save_fw_model};
 use boltzkit::rbm::gibbs::{sample_from_uniform, DEFAULT_SAMPLE_STEPS};
 use boltzkit::rbm::loglik::{average_log_likelihood, LogLikParams};
 use boltzkit::rbm::{GibbsChains, Rbm};
@@ -481,11 +481,17 @@ impl NativeModel {
         }
     }
 
-    /// The bytes of the model file (what `save` writes).
+    /// The bytes of the model as a file that reads back bit for bit (pickles): what `save`
+    /// writes, but a Frank-Wolfe model in its own `f64` format even when it is standard
+    /// (which `save` writes as the `f32` RBM it equals, the command line's file).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("model.safetensors");
-        self.write(&path, &self.metadata).py()?;
+        match &self.model {
+            AnyModel::FrankWolfe(f) => save_fw_exact(&path, f, &self.metadata),
+            _ => self.write(&path, &self.metadata),
+        }
+        .py()?;
         let bytes = std::fs::read(&path)?;
         Ok(PyBytes::new(py, &bytes))
     }
