@@ -369,7 +369,7 @@ fn popcd_rows(
             Algorithm::Cd { k: 1 },
             Algorithm::PopCd { k: 1, loo: false },
         ],
-        trials: 1,
+        trials: 0..1,
         iterations: Some(iterations),
         seed,
     };

@@ -45,6 +45,7 @@ pub mod guard;
 pub mod lab;
 pub mod plot;
 pub mod popcd;
+pub mod popcd_runs;
 pub mod sdcp;
 
 /// Where a long run is. The protocols call these hooks; the command line draws them as

@@ -12,10 +12,15 @@
 //! as CSV and drawn as one PNG ([`curves_figure`]).
 //!
 //! Plan → run → result: [`PopcdPlan`] → [`run`] → [`PopcdReport`]; [`write_outputs`] writes
-//! the CSVs, the PNG and `popcd.json`.
+//! the CSVs, the PNG, `popcd.json` and the runs themselves (`popcd-runs.cbor`,
+//! [`crate::popcd_runs`]): a plan may run a range of the trials, and runs written by separate
+//! processes merge ([`PopcdPlan::merge`]) into the same tables, bit for bit, as one process
+//! running them all.
 
 use crate::lab::{diagnostic_notes, lab_markdown, run_lab};
 use crate::plot::{chart_panels, Chart, Series};
+pub use crate::popcd_runs::CurveRun;
+use crate::popcd_runs::{self as runs, Identity};
 use crate::Progress;
 use anyhow::Context;
 use boltzkit::data::synth::{ArtificialModes, BarsAndStripes};
@@ -29,6 +34,7 @@ use boltzkit::rbm::Rbm;
 use boltzkit::rng::{derive_rng, derive_seed};
 use rayon::prelude::*;
 use serde::Serialize;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -166,28 +172,6 @@ impl std::str::FromStr for PaperData {
     }
 }
 
-/// One training run of the curves.
-#[derive(Debug, Clone)]
-pub struct CurveRun {
-    /// Index into the datasets.
-    pub data: usize,
-    /// Index into the learning rates.
-    pub lr: usize,
-    /// Index into the algorithms.
-    pub algo: usize,
-    /// Trial number.
-    pub trial: usize,
-    /// Exact average log-likelihood at iterations 0, 100, 200, … (NaN after a divergence).
-    pub ll: Vec<f64>,
-    /// Whether the divergence guard stopped it.
-    pub diverged: bool,
-    /// The estimator's diagnostics averaged over the evaluations (effective sample size,
-    /// exchange rates).
-    pub diagnostics: std::collections::BTreeMap<String, f64>,
-    /// Seconds.
-    pub wall_s: f64,
-}
-
 /// Settings of the curves.
 #[derive(Debug, Clone)]
 pub struct CurveSettings {
@@ -197,8 +181,9 @@ pub struct CurveSettings {
     pub lrs: Vec<f32>,
     /// Algorithms.
     pub algos: Vec<Algorithm>,
-    /// Trials per (dataset, rate, algorithm).
-    pub trials: usize,
+    /// The trials run per (dataset, rate, algorithm): `0..25` for the paper's 25, or a part
+    /// of that range (the runs of the other parts merge with these, [`runs`]).
+    pub trials: Range<usize>,
     /// Iterations instead of the paper's (to shorten).
     pub iterations: Option<usize>,
     /// The run's seed.
@@ -544,12 +529,25 @@ pub fn table1_markdown(pd: PaperData, t: &Table1Data) -> String {
     out
 }
 
-/// Runs every curve job in parallel (results do not depend on the thread count).
+/// What makes runs of `s` comparable with others ([`crate::popcd_runs::merge`]).
+pub fn identity(s: &CurveSettings) -> Identity {
+    Identity {
+        seed: s.seed,
+        datasets: s.data.iter().map(|(d, _)| d.name().to_string()).collect(),
+        lrs: s.lrs.clone(),
+        algos: s.algos.iter().map(ToString::to_string).collect(),
+        iterations: s.iterations,
+        trials: s.trials.clone(),
+    }
+}
+
+/// Runs every curve job of the settings' trials in parallel (results do not depend on the
+/// thread count), in the order [`runs::order`] sorts runs.
 pub fn run_curves(s: &CurveSettings, progress: &dyn Progress) -> anyhow::Result<Vec<CurveRun>> {
     let mut jobs = Vec::new();
     for d in 0..s.data.len() {
         for l in 0..s.lrs.len() {
-            for t in 0..s.trials {
+            for t in s.trials.clone() {
                 for a in 0..s.algos.len() {
                     jobs.push((d, l, a, t));
                 }
@@ -597,8 +595,12 @@ pub struct PopcdPlan {
     pub lrs: Vec<f32>,
     /// Algorithms of the curves [default: cd-1, cd-10, pcd-1, popcd-1, popcd-10, pt-10].
     pub algos: Vec<Algorithm>,
-    /// Runs per (dataset, rate, algorithm) [default: 25].
-    pub trials: usize,
+    /// The trials of the curves per (dataset, rate, algorithm) [default: `0..25`, the paper's
+    /// 25]; a part of the range runs that part, to be merged with the others.
+    pub trials: Range<usize>,
+    /// Folders holding `popcd-runs.cbor` of earlier runs whose trials together make
+    /// `trials`: their runs are merged instead of run again.
+    pub merge: Vec<PathBuf>,
     /// Iterations per run instead of the paper's [default: the paper's].
     pub iterations: Option<usize>,
     /// Table 1: estimates per estimator [default: the paper's 50,000].
@@ -624,7 +626,8 @@ impl Default for PopcdPlan {
             datasets: vec![PaperData::Bas, PaperData::Modes, PaperData::Mnist],
             lrs: vec![0.1, 0.01],
             algos: specs(&["cd-1", "cd-10", "pcd-1", "popcd-1", "popcd-10", "pt-10"]),
-            trials: 25,
+            trials: 0..25,
+            merge: Vec::new(),
             iterations: None,
             table1_estimates: 50_000,
             table1_estimators: specs(&["cd-1", "cd-10", "popcd-1", "popcd-10"]),
@@ -644,7 +647,7 @@ impl PopcdPlan {
                 format!("each rate must be finite and > 0, found {lr}"),
             ));
         }
-        if self.trials == 0 || self.iterations == Some(0) {
+        if self.trials.is_empty() || self.iterations == Some(0) {
             return Err(boltzkit::Error::param(
                 "--trials/--iterations",
                 "must be at least 1",
@@ -707,6 +710,8 @@ pub struct PopcdReport {
     pub datasets: Vec<&'static str>,
     /// Runs per (dataset, rate, algorithm).
     pub trials: usize,
+    /// The first trial's number (0 unless a part of the trials ran).
+    pub first_trial: usize,
     /// Iterations per run when not the paper's.
     pub iterations: Option<usize>,
     /// One line per mean curve.
@@ -754,14 +759,14 @@ pub fn run(plan: &PopcdPlan, progress: &dyn Progress) -> anyhow::Result<PopcdRep
         data,
         lrs: plan.lrs.clone(),
         algos: plan.algos.clone(),
-        trials: plan.trials,
+        trials: plan.trials.clone(),
         iterations: plan.iterations,
         seed,
     };
     let do_curves = plan.part != PopcdPart::Table1;
     let do_table = plan.part != PopcdPart::Curves;
     let jobs = if do_curves {
-        settings.data.len() * settings.lrs.len() * settings.trials * settings.algos.len()
+        settings.data.len() * settings.lrs.len() * settings.trials.len() * settings.algos.len()
     } else {
         0
     } + if do_table {
@@ -773,7 +778,11 @@ pub fn run(plan: &PopcdPlan, progress: &dyn Progress) -> anyhow::Result<PopcdRep
     let mut summaries = Vec::new();
     let mut runs = Vec::new();
     if do_curves {
-        runs = run_curves(&settings, progress)?;
+        runs = if plan.merge.is_empty() {
+            run_curves(&settings, progress)?
+        } else {
+            runs::merge(&plan.merge, &identity(&settings))?
+        };
         summaries = summarize(&settings, &runs);
     }
     let mut tables = Vec::new();
@@ -805,7 +814,8 @@ pub fn run(plan: &PopcdPlan, progress: &dyn Progress) -> anyhow::Result<PopcdRep
     Ok(PopcdReport {
         part: plan.part,
         datasets: datasets.iter().map(|d| d.name()).collect(),
-        trials: plan.trials,
+        trials: plan.trials.len(),
+        first_trial: plan.trials.start,
         iterations: plan.iterations,
         curves: summaries
             .iter()
@@ -841,6 +851,7 @@ pub fn write_outputs(
     let s = &report.settings;
     let mut figure = None;
     if report.part != PopcdPart::Table1 {
+        runs::write(&dir.join(runs::FILE), &identity(s), &report.runs)?;
         let png = dir.join("popcd-curves.png");
         curves_figure(&png, &report.summaries, &s.lrs)?;
         figure = Some(png);
@@ -886,7 +897,7 @@ mod tests {
             data: vec![(PaperData::Bas, data.clone())],
             lrs: vec![0.1],
             algos: vec!["cd-1".parse().unwrap(), "popcd-1".parse().unwrap()],
-            trials: 2,
+            trials: 0..2,
             iterations: Some(300),
             seed: 7,
         };
@@ -915,7 +926,7 @@ mod tests {
         // a subset (one algorithm, the first trial) reproduces its part of the larger run: seeds follow names, not list places
         let sub = CurveSettings {
             algos: vec!["popcd-1".parse().unwrap()],
-            trials: 1,
+            trials: 0..1,
             ..s.clone()
         };
         let alone = run_curves(&sub, &bar).unwrap();
@@ -924,5 +935,63 @@ mod tests {
         assert_eq!(PaperData::Mnist.iterations(0.1), 5000);
         assert_eq!(PaperData::Mnist.iterations(0.01), 20_000);
         assert!("letters".parse::<PaperData>().is_err());
+    }
+
+    /// Two trial ranges run apart, written, read back and merged give the tables of one run
+    /// of every trial, bit for bit; gaps, overlaps and other settings are refused.
+    #[test]
+    fn parts_merge_into_the_tables_of_one_run() {
+        let data = PaperData::Bas.load(1, None, None).unwrap();
+        let s = CurveSettings {
+            data: vec![(PaperData::Bas, data)],
+            lrs: vec![0.1],
+            algos: vec!["cd-1".parse().unwrap(), "popcd-1".parse().unwrap()],
+            trials: 0..3,
+            iterations: Some(200),
+            seed: 7,
+        };
+        let bar = crate::Silent;
+        let whole = run_curves(&s, &bar).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut folders = Vec::new();
+        for (i, trials) in [2..3, 0..2].into_iter().enumerate() {
+            let part = CurveSettings {
+                trials,
+                ..s.clone()
+            };
+            let folder = dir.path().join(format!("part{i}"));
+            std::fs::create_dir_all(&folder).unwrap();
+            let part_runs = run_curves(&part, &bar).unwrap();
+            runs::write(&folder.join(runs::FILE), &identity(&part), &part_runs).unwrap();
+            folders.push(folder);
+        }
+        let merged = runs::merge(&folders, &identity(&s)).unwrap();
+        let strip = |r: &[CurveRun]| -> Vec<CurveRun> {
+            r.iter()
+                .map(|r| CurveRun {
+                    wall_s: 0.0,
+                    ..r.clone()
+                })
+                .collect()
+        };
+        assert_eq!(strip(&merged), strip(&whole));
+        let (a, b) = (summarize(&s, &whole), summarize(&s, &merged));
+        assert_eq!(curves_markdown(&a), curves_markdown(&b));
+        let all = |x: &[_]| curves_csv(&x.iter().collect::<Vec<_>>());
+        assert_eq!(all(&a), all(&b));
+
+        // a part missing, a part twice, other settings: refused with the file named
+        let e = runs::merge(&folders[..1], &identity(&s))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("part0") && e.contains("trial 0"), "{e}");
+        let twice = [folders[1].clone(), folders[1].clone(), folders[0].clone()];
+        assert!(runs::merge(&twice, &identity(&s)).is_err());
+        let other = Identity {
+            seed: 8,
+            ..identity(&s)
+        };
+        let e = runs::merge(&folders, &other).unwrap_err().to_string();
+        assert!(e.contains("other settings"), "{e}");
     }
 }

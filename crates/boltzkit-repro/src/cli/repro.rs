@@ -34,6 +34,7 @@ use boltzkit::fsll::TransformPath;
 use boltzkit::io::write_atomic;
 use clap::{Args, Subcommand};
 use serde_json::Value;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// The papers of `boltzkit repro`, each with its own flags and the command line's common
@@ -185,9 +186,16 @@ pub struct PopcdFlags {
         default_value = "cd-1,cd-10,pcd-1,popcd-1,popcd-10,pt-10"
     )]
     pub algos: Vec<String>,
-    /// Runs per (dataset, rate, algorithm); the curves are their means
-    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..))]
-    pub trials: u64,
+    /// Runs per (dataset, rate, algorithm), the curves being their means: N (trials 0 to
+    /// N−1), or A..B for trials A to B−1 alone (one part of a job array: -o DIR keeps its runs
+    /// in DIR/popcd-runs.cbor for --merge)
+    #[arg(long, default_value = "25", value_name = "N|A..B", value_parser = parse_trials)]
+    pub trials: Range<usize>,
+    /// Folders (comma-separated) of runs of parts of --trials (each one's -o DIR): their runs
+    /// are merged into the curves, the same bits as one process running every trial, instead
+    /// of being run again
+    #[arg(long, value_delimiter = ',', value_name = "DIR,...")]
+    pub merge: Vec<PathBuf>,
     /// Iterations per run instead of the paper's (to shorten)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub iterations: Option<u64>,
@@ -778,7 +786,8 @@ impl PopcdFlags {
             datasets: self.datasets.clone(),
             lrs: self.lrs.clone(),
             algos: lab::parse_estimators("--algos", &self.algos)?,
-            trials: self.trials as usize,
+            trials: self.trials.clone(),
+            merge: self.merge.clone(),
             iterations: self.iterations.map(|n| n as usize),
             table1_estimates: self.table1_estimates,
             table1_estimators: lab::parse_estimators(
@@ -843,4 +852,24 @@ fn run_popcd(
     }
     outcome.output(dir);
     Ok(outcome)
+}
+
+/// `--trials` of `repro popcd`: `N` (trials `0..N`) or `A..B` (trials A to B − 1), at least
+/// one trial.
+fn parse_trials(s: &str) -> Result<Range<usize>, String> {
+    let num = |x: &str| {
+        x.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("`{x}` is not a whole number"))
+    };
+    let r = match s.split_once("..") {
+        Some((a, b)) => num(a)?..num(b)?,
+        None => 0..num(s)?,
+    };
+    if r.is_empty() {
+        return Err(format!(
+            "`{s}` holds no trial: N runs trials 0 to N−1, A..B trials A to B−1 (B > A)"
+        ));
+    }
+    Ok(r)
 }
