@@ -13,6 +13,7 @@ mod functions;
 mod model;
 mod run;
 mod testing;
+mod threads;
 
 use pyo3::prelude::*;
 
@@ -32,6 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::fvbm_inference, m)?)?;
     m.add_function(wrap_pyfunction!(functions::kl_divergence, m)?)?;
     m.add_function(wrap_pyfunction!(testing::_panic_in_worker, m)?)?;
+    m.add_function(wrap_pyfunction!(threads::thread_limit, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -15,6 +15,8 @@ import numbers
 
 import numpy as np
 
+from ._threads import inherited_threads
+
 _INTEGER_KINDS = "biu"
 
 
@@ -143,8 +145,12 @@ def seed_from(random_state):
 
 
 def threads_from(n_jobs):
-    """The worker-thread count for ``n_jobs``: None or -1 → all cores, else n ≥ 1."""
-    if n_jobs is None or n_jobs == -1:
+    """The worker-thread count for ``n_jobs``: n ≥ 1 → n; -1 → all cores (``None`` to the
+    native side); None → the limit set around the call (:func:`inherited_threads`: joblib's,
+    dask's or a scheduler's ``OMP_NUM_THREADS``, threadpoolctl's limit), else all cores."""
+    if n_jobs is None:
+        return inherited_threads()
+    if n_jobs == -1:
         return None
     if isinstance(n_jobs, numbers.Integral) and n_jobs >= 1:
         return int(n_jobs)

@@ -57,6 +57,9 @@ class FVBM(ModelMixin, BaseEstimator):
     random_state : int, RandomState, Generator or None, default=None
         Seed of ``pcd`` and of :meth:`sample`.
     n_jobs : int or None, default=None
+        Worker threads: n, or -1 for every core; None follows the limit set around the call
+        (``OMP_NUM_THREADS`` as joblib's and dask's workers set it, threadpoolctl's
+        ``threadpool_limits``), else every core. Results do not depend on it.
 
     Attributes
     ----------

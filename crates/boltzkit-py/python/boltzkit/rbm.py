@@ -153,7 +153,9 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         Seed of the initialization, the mini-batch order and the chains (the CLI's
         ``--seed``). None draws a fresh seed, recorded in ``seed_``.
     n_jobs : int or None, default=None
-        Worker threads (None or -1: all cores). Results do not depend on it.
+        Worker threads: n, or -1 for every core; None follows the limit set around the call
+        (``OMP_NUM_THREADS`` as joblib's and dask's workers set it, threadpoolctl's
+        ``threadpool_limits``), else every core. Results do not depend on it.
 
     Attributes
     ----------
@@ -376,6 +378,9 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         ``wall_s``, ``evaluation``, ``metrics``); ``False`` stops growing.
     random_state : int, RandomState, Generator or None, default=None
     n_jobs : int or None, default=None
+        Worker threads: n, or -1 for every core; None follows the limit set around the call
+        (``OMP_NUM_THREADS`` as joblib's and dask's workers set it, threadpoolctl's
+        ``threadpool_limits``), else every core. Results do not depend on it.
 
     Attributes
     ----------
