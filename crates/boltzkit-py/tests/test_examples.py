@@ -55,11 +55,33 @@ def test_mnist_example_shortened(data_dir, tmp_path, monkeypatch):
         assert (tmp_path / png).stat().st_size > 1000
 
 
-def test_readme_python_quick_start_runs_as_written(tmp_path, monkeypatch):
+def readme_python_block(heading):
+    """The first ``python`` code block after ``heading`` (a whole line) in the README."""
     readme = (REPO / "README.md").read_text()
-    section = readme.split("## Python", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
-    monkeypatch.chdir(tmp_path)
+    section = readme.split(f"\n{heading}\n", 1)[1]
+    return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+
+
+def run_block(code):
     namespace = {}
     exec(compile(code, "README.md", "exec"), namespace)
-    assert isinstance(namespace["rbm"].components_, np.ndarray)
+    return namespace
+
+
+def test_readme_python_quick_start_runs_as_written(data_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BOLTZKIT_DATA", str(tmp_path / "cache"))
+    monkeypatch.setenv("BOLTZKIT_DATA_MIRROR", str(data_dir))
+    code = readme_python_block("### Python quick start")
+    assert len(code.strip().splitlines()) == 5, code
+    ns = run_block(code)
+    assert ns["ds"]["train"].shape == (16181, 16)
+    assert ns["rbm"].components_.shape == (16, 16)
+    out = capsys.readouterr().out
+    assert "p_value" in out
+
+
+def test_readme_python_section_runs_as_written(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ns = run_block(readme_python_block("## Python"))
+    assert isinstance(ns["rbm"].components_, np.ndarray)
