@@ -4,21 +4,28 @@
 
 mod common;
 
+use assert_cmd::Command;
 use common::{boltzkit, success_json};
 use std::path::Path;
 
+/// `repro popcd`'s curves on bars & stripes, two algorithms, 200 iterations.
+fn popcd_command() -> Command {
+    let mut cmd = boltzkit();
+    cmd.args(["repro", "popcd", "--part", "curves", "--datasets", "bas"])
+        .args([
+            "--lrs",
+            "0.1",
+            "--algos",
+            "cd-1,popcd-1",
+            "--iterations",
+            "200",
+        ]);
+    cmd
+}
+
 fn popcd(out: &Path, extra: &[&str]) -> serde_json::Value {
     success_json(
-        boltzkit()
-            .args(["repro", "popcd", "--part", "curves", "--datasets", "bas"])
-            .args([
-                "--lrs",
-                "0.1",
-                "--algos",
-                "cd-1,popcd-1",
-                "--iterations",
-                "200",
-            ])
+        popcd_command()
             .args(["--json", "-q", "-o"])
             .arg(out)
             .args(extra),
@@ -51,16 +58,7 @@ fn trial_ranges_run_apart_merge_into_the_tables_of_one_run() {
     );
 
     // a range that leaves a trial out is refused, naming what is missing
-    let out = boltzkit()
-        .args(["repro", "popcd", "--part", "curves", "--datasets", "bas"])
-        .args([
-            "--lrs",
-            "0.1",
-            "--algos",
-            "cd-1,popcd-1",
-            "--iterations",
-            "200",
-        ])
+    let out = popcd_command()
         .args(["--trials", "4", "--merge", &parts, "-q"])
         .output()
         .unwrap();
