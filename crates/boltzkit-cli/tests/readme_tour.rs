@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// Flags whose value the test lowers to at most this (numbers only).
 const CAPS: [(&str, u64); 9] = [
-    ("--epochs", 3),
+    ("--epochs", 1),
     ("--max-units", 3),
     ("--eval-every", 1),
     ("--ais-steps", 50),
@@ -27,7 +27,7 @@ const CAPS: [(&str, u64); 9] = [
 
 /// Flags the test adds (when absent) to commands starting with these words.
 const EXTRA: [(&str, &[&str]); 7] = [
-    ("rbm fit", &["--epochs", "2"]),
+    ("rbm fit", &["--epochs", "1"]),
     ("rbm fit --algo frank-wolfe", &["--chains", "50"]),
     ("rbm eval", &["--ais-steps", "50", "--ais-chains", "20"]),
     ("lab gradient", &["--burn-in", "20"]),
