@@ -13,6 +13,7 @@
 //! | [`frank_wolfe`] | infinite RBMs learned by Frank-Wolfe, one hidden unit per iteration (Ping, Liu & Ihler 2016) |
 //! | [`monitor`] | cheap deterministic monitors: mean-field reconstruction error, full pseudo-log-likelihood |
 //! | [`tempering`] | [`tempering::TemperedChains`]: persistent parallel tempering (replica exchange), a sampler for trainers |
+//! | [`units`] | unit types beyond 0/1 (Bernoulli, categorical, Gaussian, ReLU, dReLU) behind one seam, [`units::Units`] |
 //! | [`lab`] | gradient bias / variance against the exact gradient (Table 1 of the pop-CD paper) |
 //! | [`train`] | [`train::GradientEstimator`] (CD-k, PCD-k, pop-CD-k, PT), [`train::Sdcp`] (S-DCP, Alg. 3), [`train::Centered`] (CG, CS-DCP, Alg. 4), [`train::Gradient`], the [`train::Sgd`] step, the loop [`train::Trainer`] |
 //!
@@ -34,6 +35,7 @@ pub mod monitor;
 pub mod raise;
 pub mod tempering;
 pub mod train;
+pub mod units;
 
 #[cfg(test)]
 mod testutil;

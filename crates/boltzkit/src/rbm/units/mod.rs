@@ -1,0 +1,43 @@
+//! RBM unit types beyond 0/1 (issue 34): per layer a [`UnitType`] with its energy, per-unit
+//! log-partition (the free energy's term), conditional mean and sampler, state check and AIS
+//! base model; [`Units`] holds a layer of any type and dispatches once per batch.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `unit_type` | [`UnitType`]: the seam every type implements |
+//! | `layer` | [`Units`] (one layer of any type, batch operations), [`UnitKind`] (names) |
+//! | `bernoulli` | [`Bernoulli`]: 0/1 units |
+//! | `categorical` | [`Categorical`]: Potts units, `q_i` states per site as one-hot blocks |
+//! | `gaussian` | [`Gaussian`]: real units with learned, bounded variances |
+//! | `relu` | [`Relu`]: non-negative real units (a truncated Gaussian) |
+//! | `drelu` | [`DRelu`]: double-sided ReLU (Tubiana, Cocco & Monasson 2019), PGM's gauge |
+//! | `bounded` | [`Bounded`]: the positive, bounded parameterization of variances |
+//! | `special` | `erfcx`, `ln erfcx`, half-Gaussian partition, moments and exact sampler |
+//!
+//! The (Bernoulli, Bernoulli) RBM keeps [`crate::rbm::Rbm`] and its fused kernels; these
+//! types serve every other pair.
+
+mod bernoulli;
+mod bounded;
+mod categorical;
+mod check;
+mod drelu;
+mod gaussian;
+mod layer;
+mod relu;
+pub mod special;
+mod unit_type;
+
+#[cfg(test)]
+mod quadrature;
+#[cfg(test)]
+mod twins;
+
+pub use bernoulli::Bernoulli;
+pub use bounded::Bounded;
+pub use categorical::Categorical;
+pub use drelu::DRelu;
+pub use gaussian::{Gaussian, VARIANCE_BOUNDS};
+pub use layer::{UnitKind, Units};
+pub use relu::Relu;
+pub use unit_type::UnitType;
