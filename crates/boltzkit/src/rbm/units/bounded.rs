@@ -18,7 +18,7 @@ pub struct Bounded {
 impl Bounded {
     /// The interval, checked.
     pub fn new(lo: f64, hi: f64) -> Result<Self> {
-        if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        if lo.is_nan() || lo <= 0.0 || hi.is_nan() || hi <= lo || hi.is_infinite() {
             return Err(Error::param(
                 "bounds",
                 format!("need 0 < lo < hi < ∞, found [{lo}, {hi}]"),
@@ -46,7 +46,7 @@ impl Bounded {
 
     /// The `ζ` of `value` (the inverse of [`Bounded::value`]); an error outside `(lo, hi)`.
     pub fn zeta(&self, value: f64) -> Result<f64> {
-        if !(value > self.lo && value < self.hi) {
+        if value.is_nan() || value <= self.lo || value >= self.hi {
             return Err(Error::param(
                 "value",
                 format!("{value} is not inside ({}, {})", self.lo, self.hi),

@@ -85,7 +85,7 @@ impl DRelu {
 
     /// The layer from PGM's gauge `(γ, θ, δ, η)` per unit (`γ > 0`, `|η| < 1`).
     pub fn from_gauge(gamma: &[f32], theta: &[f32], delta: &[f32], eta: &[f32]) -> Result<Self> {
-        if let Some(j) = eta.iter().position(|e| !(e.abs() < 1.0)) {
+        if let Some(j) = eta.iter().position(|e| e.is_nan() || e.abs() >= 1.0) {
             return Err(Error::param(
                 format!("eta[{j}]"),
                 format!("{} is not inside (−1, 1)", eta[j]),

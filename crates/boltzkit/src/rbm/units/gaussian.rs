@@ -31,7 +31,7 @@ impl Gaussian {
         super::check::params("bias", &bias, None)?;
         super::check::same_len("Gaussian::new", &[("variance", variance.len())], bias.len())?;
         let (lo, hi) = (bounds.lo as f32, bounds.hi as f32);
-        if let Some(i) = variance.iter().position(|&v| !(v >= lo && v <= hi)) {
+        if let Some(i) = variance.iter().position(|v| !(lo..=hi).contains(v)) {
             return Err(Error::param(
                 format!("variance[{i}]"),
                 format!(

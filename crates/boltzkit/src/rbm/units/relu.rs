@@ -118,12 +118,12 @@ mod tests {
             let input = [i, -0.5 * i, i / 3.0];
             let (mut want, mut mean) = (0.0, [0.0f32; 3]);
             u.mean(&input, &mut mean);
-            for j in 0..3 {
+            for (j, &m) in mean.iter().enumerate() {
                 let (g, b) = u.at(&input, j);
                 let (z, m1, _) = ln_half_line(g, b);
                 want += z;
                 assert!(
-                    (f64::from(mean[j]) - m1).abs() <= 1e-6 * m1.abs(),
+                    (f64::from(m) - m1).abs() <= 1e-6 * m1.abs(),
                     "I = {i}, j = {j}"
                 );
             }
