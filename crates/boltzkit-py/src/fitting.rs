@@ -20,7 +20,7 @@ use boltzkit::data::{Binarize, Dataset};
 use boltzkit::fit::{Control, Count, Interrupt, Learner, Run, StopReason};
 use boltzkit::fsll::{self, FsllParams, TransformPath};
 use boltzkit::fvbm::{ga, mle, newton, pcd, Convention, MpleParams};
-use boltzkit::model::AnyModel;
+use boltzkit::any_model::AnyModel;
 use boltzkit::provenance::{self, FvbmFitSettings, FwFitSettings};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::frank_wolfe::{AlphaRule, CheckedFwParams, FwParams, FwProgress};

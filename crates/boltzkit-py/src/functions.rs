@@ -6,7 +6,7 @@ use crate::model::NativeModel;
 use crate::run;
 use boltzkit::data::{read_dataset as read, Binarize, ReadOptions};
 use boltzkit::fvbm::inference;
-use boltzkit::model::AnyModel;
+use boltzkit::any_model::AnyModel;
 use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

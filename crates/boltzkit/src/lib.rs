@@ -11,6 +11,7 @@
 //! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
 //! | [`model`] | [`model::Model`], the one shape of every model: per-row log-probabilities, `ln Z` as an [`estimate::Estimate`], sampling, files |
 //! | [`potts`] | Potts models of sequence alignments (DCA): alignments, sequence weights |
+//! | [`any_model`] | [`any_model::AnyModel`]: any model file, one variant per family (above the families) |
 //! | [`optim`] | the shared L-BFGS minimizer |
 //! | [`potts`] | Potts models (`q_i` states per site): model, exact enumeration, files |
 //! | [`provenance`] | what a model file records of the fit that made it (CLI and Python alike) |
@@ -105,6 +106,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod any_model;
 pub mod classify;
 pub mod data;
 pub mod error;

@@ -1,7 +1,9 @@
 //! The one shape of every model: [`Model`].
 //!
-//! [`FsllModel`], [`Fvbm`], [`Rbm`] and the Frank-Wolfe [`FwModel`] all answer the same
-//! questions the same way:
+//! [`FsllModel`](crate::fsll::FsllModel), [`Fvbm`](crate::fvbm::Fvbm), [`Rbm`](crate::rbm::Rbm)
+//! and the Frank-Wolfe [`FwModel`](crate::rbm::frank_wolfe::FwModel) all answer the same
+//! questions the same way (each family implements [`Model`] beside its type; this module
+//! imports none of them):
 //!
 //! | question | method |
 //! |---|---|
@@ -11,7 +13,7 @@
 //! | `ln p(x)` of each row | [`Model::log_probs`] |
 //! | the average log-likelihood of a dataset | [`Model::log_likelihood`] → [`Estimate`] |
 //! | `n` states, exact where affordable, Gibbs otherwise | [`Model::sample`] |
-//! | files | [`Model::save`], [`Model::load`]; any model file: [`AnyModel::load`] |
+//! | files | [`Model::save`], [`Model::load`]; any model file: [`crate::any_model::AnyModel::load`] |
 //!
 //! The choice "exact if affordable, else sample / anneal" is written once, in
 //! [`Sampling::resolve`] and [`LogPartition::resolve`]; each model only says what is
@@ -30,20 +32,11 @@
 //! # Ok::<(), boltzkit::Error>(())
 //! ```
 
-use crate::data::synth::sample_states;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::estimate::{Estimate, Method};
-use crate::fsll::FsllModel;
-use crate::fvbm::{self, Fvbm};
-use crate::io::load_tensors;
-use crate::linalg::deterministic_sum;
-use crate::potts::{self, Potts};
-use crate::rbm::ais::{ais_log_partition, ais_log_partition_with_interrupt, AisSchedule};
-use crate::rbm::frank_wolfe::{file as fw_file, FwModel};
-use crate::rbm::{exact as rbm_exact, Rbm};
+use crate::estimate::Estimate;
+use crate::rbm::ais::AisSchedule;
 use crate::rng::BkRng;
-use rand::Rng;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -219,7 +212,7 @@ pub trait Model: Sized {
 }
 
 /// A `TooLarge` error for an exact `task` the model cannot afford.
-fn not_affordable(what: &str, task: ExactTask, size: String, limit: String) -> Error {
+pub(crate) fn not_affordable(what: &str, task: ExactTask, size: String, limit: String) -> Error {
     let task = match task {
         ExactTask::LogPartition => "exact ln Z",
         ExactTask::Sampling => "exact sampling",
@@ -232,7 +225,7 @@ fn not_affordable(what: &str, task: ExactTask, size: String, limit: String) -> E
 }
 
 /// Fails unless `method` (already resolved) is `Exact`: for models whose only `ln Z` is exact.
-fn exact_only(method: &LogPartition, model: &str) -> Result<()> {
+pub(crate) fn exact_only(method: &LogPartition, model: &str) -> Result<()> {
     match method {
         LogPartition::Exact | LogPartition::Auto => Ok(()),
         LogPartition::Ais(_) => Err(Error::param(
@@ -242,414 +235,16 @@ fn exact_only(method: &LogPartition, model: &str) -> Result<()> {
     }
 }
 
-impl Model for FsllModel {
-    fn n_variables(&self) -> usize {
-        self.cardinalities().len()
-    }
-
-    /// Always: an FSLL model keeps tables over all of its states.
-    fn exact_affordable(&self, _task: ExactTask) -> bool {
-        true
-    }
-
-    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
-        self.check_data(data)?;
-        Ok(data
-            .values()
-            .outer_iter()
-            .map(|row| self.log_potential(self.layout().index_of(row.iter())))
-            .collect())
-    }
-
-    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
-        exact_only(method, "FSLL")?;
-        Ok(Estimate::exact(self.log_z()))
-    }
-
-    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
-        if let Sampler::Gibbs(_) = sampling.resolve(true) {
-            return Err(Error::param(
-                "sampling",
-                "FSLL models are sampled exactly (their state table is at hand)",
-            ));
-        }
-        let (probs, _) = self.probs();
-        sample_states(self.cardinalities(), &probs, n, rng)
-    }
-
-    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
-        FsllModel::save(self, path, metadata)
-    }
-
-    fn load(path: &Path) -> Result<Self> {
-        FsllModel::load(path)
-    }
-}
-
-impl Model for Fvbm {
-    fn n_variables(&self) -> usize {
-        self.d()
-    }
-
-    /// `ln Z` and exact sampling (two passes over the states, no table) up to
-    /// [`fvbm::exact::MAX_EXACT_UNITS`] units.
-    fn exact_affordable(&self, _task: ExactTask) -> bool {
-        self.d() <= fvbm::exact::MAX_EXACT_UNITS
-    }
-
-    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
-        fvbm::exact::log_potentials(self, data)
-    }
-
-    /// Summed by [`deterministic_sum`] (rows are scored in parallel).
-    fn mean_unnormalized_log_prob(&self, data: &Dataset) -> Result<f64> {
-        data.require_nonempty()?;
-        let lp = self.unnormalized_log_probs(data)?;
-        Ok(deterministic_sum(&lp, |x| x) / lp.len() as f64)
-    }
-
-    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
-        exact_only(method, "FVBM")?;
-        if !self.exact_affordable(ExactTask::LogPartition) {
-            return Err(not_affordable(
-                "an FVBM",
-                ExactTask::LogPartition,
-                format!("{} units", self.d()),
-                format!("{} units", fvbm::exact::MAX_EXACT_UNITS),
-            ));
-        }
-        Ok(Estimate::exact(fvbm::exact::log_partition(self)?))
-    }
-
-    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
-        match sampling.resolve(self.exact_affordable(ExactTask::Sampling)) {
-            Sampler::Exact => fvbm::exact::sample(self, n, rng),
-            Sampler::Gibbs(steps) => {
-                let mut params = fvbm::gibbs::GibbsParams::default();
-                if let Some(s) = steps {
-                    params.burn_in = s;
-                }
-                fvbm::gibbs::sample(self, n, &params, rng)
-            }
-        }
-    }
-
-    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
-        Fvbm::save(self, path, metadata)
-    }
-
-    fn load(path: &Path) -> Result<Self> {
-        Fvbm::load(path)
-    }
-}
-
-impl Model for Rbm {
-    fn n_variables(&self) -> usize {
-        self.n_visible()
-    }
-
-    /// `ln Z` when the smaller layer has at most [`rbm_exact::MAX_ENUM_UNITS`] units; exact
-    /// sampling up to [`rbm_exact::MAX_SAMPLE_UNITS`].
-    fn exact_affordable(&self, task: ExactTask) -> bool {
-        rbm_exact_affordable(self.n_visible(), self.n_hidden(), task)
-    }
-
-    /// `−F(v)` of every row, in `f64` throughout ([`Rbm::free_energy`]).
-    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
-        rbm_exact::neg_free_energies(self, data)
-    }
-
-    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
-        match method.resolve(self.exact_affordable(ExactTask::LogPartition)) {
-            LogPartition::Exact => Ok(Estimate::exact(rbm_exact::log_partition(self)?)),
-            LogPartition::Ais(o) => {
-                let zeros;
-                let base = match &o.base_b {
-                    Some(b) => b.as_slice(),
-                    None => {
-                        zeros = vec![0f32; self.n_visible()];
-                        &zeros
-                    }
-                };
-                let est = match &o.interrupt {
-                    Some(flag) => ais_log_partition_with_interrupt(
-                        self,
-                        base,
-                        &o.schedule,
-                        o.chains,
-                        o.seed,
-                        flag,
-                    )?,
-                    None => ais_log_partition(self, base, &o.schedule, o.chains, o.seed)?,
-                };
-                Ok(est.to_estimate(Method::Ais))
-            }
-            LogPartition::Auto => Err(Error::Internal(
-                "LogPartition::resolve returned Auto".into(),
-            )),
-        }
-    }
-
-    /// AIS without a base model takes the base-rate biases of the data being scored.
-    fn with_data_base(&self, method: &LogPartition, data: &Dataset) -> Result<LogPartition> {
-        Ok(
-            match method.resolve(self.exact_affordable(ExactTask::LogPartition)) {
-                LogPartition::Ais(mut o) if o.base_b.is_none() => {
-                    o.base_b = Some(crate::rbm::base_rate_biases(data)?);
-                    LogPartition::Ais(o)
-                }
-                other => other,
-            },
-        )
-    }
-
-    /// Exact draws, or `n` block-Gibbs chains from uniform random states
-    /// ([`crate::rbm::gibbs::sample_from_uniform`], default 1,000 steps, seeded by one draw
-    /// of `rng`).
-    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
-        let v = match sampling.resolve(self.exact_affordable(ExactTask::Sampling)) {
-            Sampler::Exact => rbm_exact::sample(self, n, rng)?,
-            Sampler::Gibbs(steps) => crate::rbm::gibbs::sample_from_uniform(
-                self,
-                n,
-                steps.unwrap_or(crate::rbm::gibbs::DEFAULT_SAMPLE_STEPS),
-                rng.random(),
-                &mut |_| {},
-            )?,
-        };
-        crate::rbm::model::states_to_dataset(&v, self.n_visible())
-    }
-
-    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
-        crate::rbm::file::save_rbm(path, self, None, metadata)
-    }
-
-    /// The model of an RBM file (centering offsets, when stored, are dropped: the model is
-    /// the standard-energy one).
-    fn load(path: &Path) -> Result<Self> {
-        Ok(crate::rbm::file::load_rbm(path)?.rbm)
-    }
-}
-
-impl Model for Potts {
-    fn n_variables(&self) -> usize {
-        self.n_sites()
-    }
-
-    /// Up to [`potts::exact::MAX_EXACT_STATES`] joint states (`Π_i q_i`).
-    fn exact_affordable(&self, _task: ExactTask) -> bool {
-        potts::exact::affordable(self)
-    }
-
-    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
-        self.log_potentials(data)
-    }
-
-    /// Summed by [`deterministic_sum`] (rows are scored in parallel).
-    fn mean_unnormalized_log_prob(&self, data: &Dataset) -> Result<f64> {
-        data.require_nonempty()?;
-        let lp = self.unnormalized_log_probs(data)?;
-        Ok(deterministic_sum(&lp, |x| x) / lp.len() as f64)
-    }
-
-    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
-        exact_only(method, "a Potts model")?;
-        Ok(Estimate::exact(potts::exact::log_partition(self)?))
-    }
-
-    /// Exact draws by enumeration, else Gibbs chains ([`potts::gibbs::sample`]: the default
-    /// burn-in of 1,000 sweeps, or `steps`).
-    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
-        match sampling.resolve(self.exact_affordable(ExactTask::Sampling)) {
-            Sampler::Exact => potts::exact::sample(self, n, rng),
-            Sampler::Gibbs(steps) => {
-                let default = potts::gibbs::GibbsParams::default();
-                let burn_in = steps.unwrap_or(default.burn_in);
-                potts::gibbs::sample(
-                    self,
-                    n,
-                    &potts::gibbs::GibbsParams { burn_in, ..default },
-                    rng,
-                )
-            }
-        }
-    }
-
-    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
-        Potts::save(self, path, metadata)
-    }
-
-    fn load(path: &Path) -> Result<Self> {
-        Potts::load(path)
-    }
-}
-
-/// Whether an RBM with these layer sizes can afford the exact `task`: the smaller layer is
-/// enumerated, up to [`rbm_exact::MAX_ENUM_UNITS`] units for `ln Z` and
-/// [`rbm_exact::MAX_SAMPLE_UNITS`] for sampling.
-fn rbm_exact_affordable(n_visible: usize, n_hidden: usize, task: ExactTask) -> bool {
-    let small = n_visible.min(n_hidden);
-    match task {
-        ExactTask::LogPartition => small <= rbm_exact::MAX_ENUM_UNITS,
-        ExactTask::Sampling => small <= rbm_exact::MAX_SAMPLE_UNITS,
-    }
-}
-
-impl Model for FwModel {
-    fn n_variables(&self) -> usize {
-        self.n_visible()
-    }
-
-    /// Standard models: as their RBM. Fractional models: by enumerating the `2^n_visible`
-    /// visible states, up to [`FW_MAX_ENUM_VISIBLE`] visible units.
-    fn exact_affordable(&self, task: ExactTask) -> bool {
-        if self.is_standard() {
-            rbm_exact_affordable(self.n_visible(), self.n_units(), task)
-        } else {
-            self.n_visible() <= FW_MAX_ENUM_VISIBLE
-        }
-    }
-
-    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
-        if data.n_vars() != self.n_visible() {
-            return Err(Error::Shape {
-                op: "FwModel::unnormalized_log_probs".into(),
-                expected: format!("{} columns", self.n_visible()),
-                found: format!("{}", data.n_vars()),
-            });
-        }
-        if !data.is_binary() {
-            return Err(Error::InvalidData("an RBM needs binary (0/1) data".into()));
-        }
-        data.values()
-            .outer_iter()
-            .map(|row| self.unnormalized_log_prob(&row.to_vec()))
-            .collect()
-    }
-
-    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
-        if self.is_standard() {
-            return self.to_rbm()?.log_partition(method);
-        }
-        exact_only(method, "a fractional Frank-Wolfe model")?;
-        let lp = self.enumerate_visible()?;
-        Ok(Estimate::exact(crate::linalg::log_sum_exp(&lp)))
-    }
-
-    fn with_data_base(&self, method: &LogPartition, data: &Dataset) -> Result<LogPartition> {
-        if self.is_standard() {
-            return self.to_rbm()?.with_data_base(method, data);
-        }
-        Ok(method.clone())
-    }
-
-    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
-        if self.is_standard() {
-            return self.to_rbm()?.sample(n, sampling, rng);
-        }
-        match sampling.resolve(self.exact_affordable(ExactTask::Sampling)) {
-            Sampler::Exact => {
-                let lp = self.enumerate_visible()?;
-                let dist = crate::data::synth::Distribution::from_log_weights(
-                    vec![2; self.n_visible()],
-                    &lp,
-                )?;
-                dist.sample(n, rng)
-            }
-            Sampler::Gibbs(_) => Err(Error::param(
-                "sampling",
-                "a fractional Frank-Wolfe model is sampled exactly (at most \
-                 FW_MAX_ENUM_VISIBLE visible units); its Metropolis-Hastings sampler runs \
-                 inside the learner",
-            )),
-        }
-    }
-
-    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
-        fw_file::save_fw_model(path, self, metadata)
-    }
-
-    fn load(path: &Path) -> Result<Self> {
-        fw_file::load_fw_model(path)
-    }
-}
-
-/// The most visible units of a fractional Frank-Wolfe model whose `2^n_visible` states are
-/// enumerated for its exact `ln Z` and samples.
-pub const FW_MAX_ENUM_VISIBLE: usize = 24;
-
-impl FwModel {
-    /// `ln p̃(v)` of every visible state (index `Σ_i v_i 2^i`), for exact `ln Z` and sampling.
-    fn enumerate_visible(&self) -> Result<Vec<f64>> {
-        let nv = self.n_visible();
-        if nv > FW_MAX_ENUM_VISIBLE {
-            return Err(not_affordable(
-                "a fractional Frank-Wolfe model",
-                ExactTask::LogPartition,
-                format!("{nv} visible units"),
-                format!("{FW_MAX_ENUM_VISIBLE}"),
-            ));
-        }
-        let mut v = vec![0u8; nv];
-        (0..1usize << nv)
-            .map(|x| {
-                v.iter_mut()
-                    .enumerate()
-                    .for_each(|(i, b)| *b = ((x >> i) & 1) as u8);
-                self.unnormalized_log_prob(&v)
-            })
-            .collect()
-    }
-}
-
-/// Any boltzkit model file, read by its `format` metadata.
-#[derive(Debug, Clone)]
-pub enum AnyModel {
-    /// `boltzkit/fsll/v1`.
-    Fsll(FsllModel),
-    /// The FVBM format.
-    Fvbm(Fvbm),
-    /// `boltzkit/rbm/v1` (a standard Frank-Wolfe model is written as one).
-    Rbm(Rbm),
-    /// `boltzkit/fw-rbm/v1`: a fractional Frank-Wolfe model.
-    FrankWolfe(FwModel),
-    /// `boltzkit/potts/v1`.
-    Potts(Potts),
-}
-
-impl AnyModel {
-    /// Reads any model file written by boltzkit, dispatching on its `format`.
-    pub fn load(path: &Path) -> Result<Self> {
-        let file = load_tensors(path)?;
-        let format = file.meta("format")?.to_string();
-        match format.as_str() {
-            crate::fsll::FORMAT => Ok(AnyModel::Fsll(FsllModel::load(path)?)),
-            fvbm::FORMAT => Ok(AnyModel::Fvbm(Fvbm::load(path)?)),
-            crate::rbm::file::RBM_FORMAT => Ok(AnyModel::Rbm(Rbm::load(path)?)),
-            fw_file::FW_FORMAT => Ok(AnyModel::FrankWolfe(fw_file::load_fw_model(path)?)),
-            potts::FORMAT => Ok(AnyModel::Potts(Potts::load(path)?)),
-            other => Err(Error::Model {
-                path: path.to_path_buf(),
-                reason: format!("unknown format `{other}`"),
-            }),
-        }
-    }
-
-    /// The family's name: `fsll`, `fvbm`, `rbm`, `frank-wolfe` or `potts`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            AnyModel::Fsll(_) => "fsll",
-            AnyModel::Fvbm(_) => "fvbm",
-            AnyModel::Rbm(_) => "rbm",
-            AnyModel::FrankWolfe(_) => "frank-wolfe",
-            AnyModel::Potts(_) => "potts",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::any_model::AnyModel;
+    use crate::estimate::Method;
+    use crate::fsll::FsllModel;
+    use crate::fvbm::{self, Fvbm};
+    use crate::potts::Potts;
+    use crate::rbm::frank_wolfe::FwModel;
+    use crate::rbm::{exact as rbm_exact, Rbm};
     use crate::rng::rng_from_seed;
 
     /// Every 0/1 state of `d` variables as a dataset (variable 0 least significant).

@@ -5,7 +5,11 @@ use super::transform::backward;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::exp_normalize;
-use crate::model::{LogPartition, Model};
+use crate::data::synth::sample_states;
+use crate::estimate::Estimate;
+use crate::model::{exact_only, LogPartition, Metadata, Model, Sampler, Sampling, ExactTask};
+use crate::rng::BkRng;
+use std::path::Path;
 
 /// A full-span log-linear model: cardinalities plus the non-zero parameters `θ_y`.
 ///
@@ -158,6 +162,50 @@ impl FsllModel {
             });
         }
         Ok(())
+    }
+}
+
+impl Model for FsllModel {
+    fn n_variables(&self) -> usize {
+        self.cardinalities().len()
+    }
+
+    /// Always: an FSLL model keeps tables over all of its states.
+    fn exact_affordable(&self, _task: ExactTask) -> bool {
+        true
+    }
+
+    fn unnormalized_log_probs(&self, data: &Dataset) -> Result<Vec<f64>> {
+        self.check_data(data)?;
+        Ok(data
+            .values()
+            .outer_iter()
+            .map(|row| self.log_potential(self.layout().index_of(row.iter())))
+            .collect())
+    }
+
+    fn log_partition(&self, method: &LogPartition) -> Result<Estimate> {
+        exact_only(method, "FSLL")?;
+        Ok(Estimate::exact(self.log_z()))
+    }
+
+    fn sample(&self, n: usize, sampling: &Sampling, rng: &mut BkRng) -> Result<Dataset> {
+        if let Sampler::Gibbs(_) = sampling.resolve(true) {
+            return Err(Error::param(
+                "sampling",
+                "FSLL models are sampled exactly (their state table is at hand)",
+            ));
+        }
+        let (probs, _) = self.probs();
+        sample_states(self.cardinalities(), &probs, n, rng)
+    }
+
+    fn save(&self, path: &Path, metadata: &Metadata) -> Result<()> {
+        FsllModel::save(self, path, metadata)
+    }
+
+    fn load(path: &Path) -> Result<Self> {
+        FsllModel::load(path)
     }
 }
 

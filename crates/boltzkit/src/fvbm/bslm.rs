@@ -31,7 +31,8 @@
 use super::convention::Convention;
 use super::model::{n_params, Fvbm};
 use super::mple::{
-    drive, prepare, Algorithm, FvbmFit, Hooks, MpleParams, MpleRecord, Progress, Solver, Step,
+    drive, prepare, Algorithm, CheckedBslmParams, FvbmFit, Hooks, MpleParams, MpleRecord,
+    Progress, Solver, Step,
 };
 use super::pseudo::PlData;
 use crate::data::Dataset;
@@ -51,10 +52,6 @@ pub const REFRESH_EVERY: usize = 64;
 
 /// Most units whose objective factors (in `[½, 2]`) are multiplied before a logarithm.
 const PRODUCT_UNITS: usize = 512;
-
-/// [`BslmParams`] (= [`MpleParams`]) checked by [`MpleParams::check`]: the BSLM learner.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CheckedBslmParams(pub(super) MpleParams);
 
 impl CheckedBslmParams {
     /// The settings.

@@ -24,6 +24,7 @@
 //! Computation 28, 2016; equations cited as "Eq. 2.4" etc.), and the BM-DI / BM-PCD baselines
 //! of Takabatake & Akaho's FSLL paper (Secs. 3.2-3.3).
 
+mod as_model;
 pub mod bslm;
 pub mod convention;
 mod dense;
@@ -44,7 +45,7 @@ pub mod separation;
 #[cfg(test)]
 mod testutil;
 
-pub use bslm::CheckedBslmParams;
+pub use mple::CheckedBslmParams;
 pub use convention::Convention;
 pub use exact::Moments;
 pub use file::FORMAT;

@@ -86,9 +86,9 @@ impl MpleParams {
 
     /// Checks every setting (the error names the field at fault) and returns BSLM's learner
     /// (these settings alone are [`BslmParams`]).
-    pub fn check(&self) -> Result<super::bslm::CheckedBslmParams> {
+    pub fn check(&self) -> Result<CheckedBslmParams> {
         self.validate()?;
-        Ok(super::bslm::CheckedBslmParams(self.clone()))
+        Ok(CheckedBslmParams(self.clone()))
     }
 
     /// Checks every setting; the error names the field at fault.
@@ -107,6 +107,11 @@ impl MpleParams {
         starting_model(self.init.as_ref(), d, self.convention)
     }
 }
+
+/// [`BslmParams`] (= [`MpleParams`]) checked by [`MpleParams::check`]: the BSLM learner
+/// (its fits are [`super::bslm`]'s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedBslmParams(pub(super) MpleParams);
 
 /// Which solver produced a fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

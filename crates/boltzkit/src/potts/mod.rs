@@ -19,6 +19,7 @@
 
 pub mod alignment;
 pub mod alphabet;
+mod as_model;
 pub mod contacts;
 pub mod exact;
 mod file;

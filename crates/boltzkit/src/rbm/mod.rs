@@ -23,6 +23,7 @@
 //! ("Eq. 8 of the pop-CD paper").
 
 pub mod ais;
+pub(crate) mod as_model;
 pub mod exact;
 pub mod features;
 pub mod file;

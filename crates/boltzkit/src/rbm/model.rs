@@ -48,7 +48,7 @@ pub struct Rbm {
     b: Vec<f32>,
     c: Vec<f32>,
     /// Boxed: the cache is larger than the model's own fields, and enums holding an `Rbm`
-    /// (`model::AnyModel`) stay small.
+    /// (`any_model::AnyModel`) stay small.
     packed: Box<PackedWeights>,
 }
 

@@ -24,7 +24,7 @@ impl Xoshiro256PlusPlusX4 {
                 word[lane] = rng.next_u64();
             }
             if s.iter().all(|w| w[lane] == 0) {
-                s[0][lane] = crate::rng::mix64(lane as u64 + 1);
+                s[0][lane] = super::seed::mix64(lane as u64 + 1);
             }
         }
         Xoshiro256PlusPlusX4 { s }

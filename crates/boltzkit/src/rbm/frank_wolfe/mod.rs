@@ -21,6 +21,7 @@
 //! RBM file loads back as `q` uniform, `α = |h|`. To continue with CD ("FW-initialized CD"),
 //! hand [`FwModel::to_rbm`] to [`crate::rbm::train::Trainer::new`].
 
+mod as_model;
 pub mod file;
 pub mod learner;
 pub mod model;

@@ -13,7 +13,8 @@
 //! sparse and the dense (GEMM) product is made, as before, from the density of the whole
 //! batch (the blocks' lists are counted first).
 
-use super::{sample_bernoulli, GibbsChains};
+use super::chains::GibbsChains;
+use crate::rng::sample_bernoulli;
 use crate::error::{Error, Result};
 use crate::linalg::binary::{self, ChangeLists, IndexLists, Packed};
 use crate::linalg::{self, Op};
