@@ -735,9 +735,6 @@ fn no_module_imports_one_that_imports_it_back() {
 /// The circles not yet undone (issue 32; ARCHITECTURE.md counts them): the list only
 /// shrinks, and the test fails when one of them is gone but still listed, so it stays true.
 const REMAINING: &[&str] = &[
-    "boltzkit._model <-> boltzkit.fsll",
-    "boltzkit._model <-> boltzkit.fvbm",
-    "boltzkit._model <-> boltzkit.rbm",
     "boltzkit::data::read <-> boltzkit::data::read::collect",
     "boltzkit::data::read <-> boltzkit::data::read::idx",
     "boltzkit::data::read <-> boltzkit::data::read::npy",

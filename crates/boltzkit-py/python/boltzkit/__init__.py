@@ -28,7 +28,7 @@ is optional: the estimators derive from its ``BaseEstimator`` when it is install
 from . import _native, datasets
 from ._base import HAVE_SKLEARN, NotFittedError
 from ._functions import kl_divergence, log_partition, read_dataset
-from ._model import load
+from ._loading import load
 from ._results import Estimate, LogLikelihood, WaldTable
 from .fsll import FSLL
 from .fvbm import FVBM

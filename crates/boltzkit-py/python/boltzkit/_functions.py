@@ -42,7 +42,7 @@ def read_dataset(path, binarize=None, cardinalities=None, random_state=0):
 def log_partition(model, method="auto", ais_chains=100, ais_steps=None, random_state=0):
     """``ln Z`` of a fitted estimator (or a model file's path) as an :class:`Estimate`."""
     if isinstance(model, (str, os.PathLike)):
-        from ._model import load
+        from ._loading import load
 
         model = load(model)
     return model.log_partition(method, ais_chains, ais_steps, random_state)

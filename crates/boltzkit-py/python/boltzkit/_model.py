@@ -218,23 +218,3 @@ def check_states_count(n):
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n_samples must be an int >= 1, got {n!r}")
     return int(n)
-
-
-def from_native(model):
-    """The estimator of the right class holding ``model`` (a ``NativeModel``)."""
-    from .fsll import FSLL
-    from .fvbm import FVBM
-    from .rbm import RBM, FrankWolfeRBM
-
-    kind = model.kind
-    # a standard Frank-Wolfe model is stored as an ordinary RBM file; its metadata says so
-    if kind == "rbm" and model.metadata.get("algorithm") == "frank-wolfe":
-        kind = "frank-wolfe"
-    cls = {"rbm": RBM, "frank-wolfe": FrankWolfeRBM, "fvbm": FVBM, "fsll": FSLL}[kind]
-    return cls._from_native(model)
-
-
-def load(path):
-    """Reads any boltzkit model file (written by ``save`` or by the CLI) as a fitted
-    estimator: :class:`RBM`, :class:`FrankWolfeRBM`, :class:`FVBM` or :class:`FSLL`."""
-    return from_native(_native.NativeModel.load(os.fspath(path)))

@@ -1,0 +1,27 @@
+"""Loading any model file as the estimator of its family: above the families (it imports
+them; none imports it), so a new family adds its module and one entry here."""
+
+from __future__ import annotations
+
+import os
+
+from . import _native
+from .fsll import FSLL
+from .fvbm import FVBM
+from .rbm import RBM, FrankWolfeRBM
+
+
+def from_native(model):
+    """The estimator of the right class holding ``model`` (a ``NativeModel``)."""
+    kind = model.kind
+    # a standard Frank-Wolfe model is stored as an ordinary RBM file; its metadata says so
+    if kind == "rbm" and model.metadata.get("algorithm") == "frank-wolfe":
+        kind = "frank-wolfe"
+    cls = {"rbm": RBM, "frank-wolfe": FrankWolfeRBM, "fvbm": FVBM, "fsll": FSLL}[kind]
+    return cls._from_native(model)
+
+
+def load(path):
+    """Reads any boltzkit model file (written by ``save`` or by the CLI) as a fitted
+    estimator: :class:`RBM`, :class:`FrankWolfeRBM`, :class:`FVBM` or :class:`FSLL`."""
+    return from_native(_native.NativeModel.load(os.fspath(path)))
