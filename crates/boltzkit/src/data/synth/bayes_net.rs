@@ -2,7 +2,7 @@
 //! distribution and ancestral sampling.
 
 use super::distribution::{Distribution, CHUNK};
-use super::MAX_EXACT_VARS;
+use super::state::MAX_EXACT_VARS;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use ndarray::Array2;

@@ -1,7 +1,7 @@
 //! [`IsingGrid`]: the 2-D Ising model on a free-boundary grid, with its exact distribution.
 
 use super::distribution::{Distribution, CHUNK};
-use super::MAX_EXACT_VARS;
+use super::state::MAX_EXACT_VARS;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 

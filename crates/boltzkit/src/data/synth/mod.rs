@@ -21,7 +21,4 @@ pub use distribution::{sample_states, sample_states_memory, table_memory, Distri
 pub use ising::IsingGrid;
 pub use modes::ArtificialModes;
 pub use patterns::{BarsAndStripes, ShiftingBar, MAX_BARS_AND_STRIPES_D};
-pub use state::{index_to_state, n_states, state_index, MAX_STATES};
-
-/// Most binary variables for which the generators build an exact table (2^28 states).
-pub const MAX_EXACT_VARS: usize = 28;
+pub use state::{index_to_state, n_states, state_index, MAX_EXACT_VARS, MAX_STATES};

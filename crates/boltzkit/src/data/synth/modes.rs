@@ -3,7 +3,7 @@
 //! bit flips, so that Gibbs sampling mixes badly between the modes.
 
 use super::distribution::Distribution;
-use super::MAX_EXACT_VARS;
+use super::state::MAX_EXACT_VARS;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use ndarray::Array2;

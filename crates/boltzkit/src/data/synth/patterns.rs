@@ -4,7 +4,7 @@
 
 use super::distribution::Distribution;
 use super::state::state_index;
-use super::MAX_EXACT_VARS;
+use super::state::MAX_EXACT_VARS;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use ndarray::Array2;

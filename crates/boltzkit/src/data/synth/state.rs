@@ -55,6 +55,9 @@ pub fn index_to_state(cards: &[u32], mut index: usize, out: &mut [u8]) {
     }
 }
 
+/// Most binary variables for which the generators build an exact table (2^28 states).
+pub const MAX_EXACT_VARS: usize = 28;
+
 #[cfg(test)]
 mod tests {
     use super::*;
