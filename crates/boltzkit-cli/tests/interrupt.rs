@@ -30,6 +30,8 @@ fn interrupt_once_logging(dir: &Path, args: &[&str], log: &Path) -> Output {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // SAFETY: kill(2) with the pid of a child this test spawned and still holds (not yet
+    // waited for, so the pid is not reused); it touches no memory of this process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -150,6 +152,8 @@ fn sigint_during_fvbm_pcd_writes_the_last_good_model_and_exits_130() {
         .unwrap();
     // the handler is installed before the first update; the run takes hours if not stopped
     std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) with the pid of a child this test spawned and still holds (not yet
+    // waited for, so the pid is not reused); it touches no memory of this process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

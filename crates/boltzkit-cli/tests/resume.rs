@@ -218,6 +218,8 @@ fn resume_refuses_a_checkpoint_that_cannot_continue_the_run() {
         assert!(start.elapsed() < Duration::from_secs(120), "no checkpoint");
         std::thread::sleep(Duration::from_millis(10));
     }
+    // SAFETY: kill(2) with the pid of a child this test spawned and still holds (not yet
+    // waited for, so the pid is not reused); it touches no memory of this process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert!(!load_rbm(Path::new(&ck4))

@@ -100,6 +100,7 @@ fn apply(layout: &Layout, table: &mut [f64], transpose: bool) {
 struct SharedMut(*mut f64);
 // SAFETY: every task built in `apply_axis` reads and writes a disjoint set of elements.
 unsafe impl Send for SharedMut {}
+// SAFETY: as for `Send`: the tasks sharing it touch disjoint elements.
 unsafe impl Sync for SharedMut {}
 
 fn apply_axis(table: &mut [f64], axis: &Axis) {
@@ -121,9 +122,9 @@ fn apply_axis(table: &mut [f64], axis: &Axis) {
                 let c0 = (task % tiles_per_block) * width;
                 let w = width.min(s - c0);
                 let base = b * block + c0;
+                let p = ptr;
                 // SAFETY: task (b, c0) owns exactly the elements base + j*s + c for
                 // j < k, c < w; distinct tasks own disjoint sets, all inside `table`.
-                let p = ptr;
                 unsafe {
                     match &axis.op {
                         LocalOp::Hadamard => hadamard_tile(p.0.add(base), s, k, w),

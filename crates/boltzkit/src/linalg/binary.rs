@@ -803,6 +803,7 @@ pub(crate) struct BlockWriter {
 // blocks, the packing alive and otherwise untouched) makes the writes from several threads
 // data-race free.
 unsafe impl Send for BlockWriter {}
+// SAFETY: as for `Send`: shared by threads that write disjoint blocks only.
 unsafe impl Sync for BlockWriter {}
 
 impl BlockWriter {
