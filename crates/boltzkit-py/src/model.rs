@@ -9,11 +9,11 @@
 use crate::convert::{self, Cards};
 use crate::error::IntoPyResult;
 use crate::run;
+use boltzkit::any_model::AnyModel;
 use boltzkit::data::Dataset;
 use boltzkit::estimate::Method;
 use boltzkit::fit::Interrupt;
 use boltzkit::io::load_tensors;
-use boltzkit::any_model::AnyModel;
 use boltzkit::model::{AisOptions, ExactTask, LogPartition, Metadata, Model, Sampling};
 use boltzkit::provenance::DataFile;
 use boltzkit::rbm::ais::AisSchedule;

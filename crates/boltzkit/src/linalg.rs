@@ -322,7 +322,7 @@ macro_rules! multiversion {
                 unsafe fn avx2($($arg: $ty),*) -> $ret {
                     generic($($arg),*)
                 }
-                if std::arch::is_x86_feature_detected!("avx2") {
+                if $crate::cpu::has($crate::cpu::Feature::Avx2) {
                     // SAFETY: the CPU supports AVX2 (checked just above).
                     return unsafe { avx2($($arg),*) };
                 }

@@ -12,4 +12,3 @@ mod seed;
 pub use bernoulli::{sample_bernoulli, LANE_DRAW_MIN_UNITS};
 pub use lanes::{sample_bernoulli_x4, Xoshiro256PlusPlusX4};
 pub use seed::{derive_rng, derive_seed, mix64, rng_from_seed, BkRng};
-

@@ -2,12 +2,12 @@
 
 use super::basis::Layout;
 use super::transform::backward;
+use crate::data::synth::sample_states;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::linalg::exp_normalize;
-use crate::data::synth::sample_states;
 use crate::estimate::Estimate;
-use crate::model::{exact_only, LogPartition, Metadata, Model, Sampler, Sampling, ExactTask};
+use crate::linalg::exp_normalize;
+use crate::model::{exact_only, ExactTask, LogPartition, Metadata, Model, Sampler, Sampling};
 use crate::rng::BkRng;
 use std::path::Path;
 

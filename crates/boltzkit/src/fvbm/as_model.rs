@@ -7,7 +7,9 @@ use crate::data::Dataset;
 use crate::error::Result;
 use crate::estimate::Estimate;
 use crate::linalg::deterministic_sum;
-use crate::model::{exact_only, not_affordable, ExactTask, LogPartition, Metadata, Model, Sampler, Sampling};
+use crate::model::{
+    exact_only, not_affordable, ExactTask, LogPartition, Metadata, Model, Sampler, Sampling,
+};
 use crate::rng::BkRng;
 use std::path::Path;
 
@@ -67,4 +69,3 @@ impl Model for Fvbm {
         Fvbm::load(path)
     }
 }
-

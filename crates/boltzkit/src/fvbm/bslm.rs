@@ -31,8 +31,8 @@
 use super::convention::Convention;
 use super::model::{n_params, Fvbm};
 use super::mple::{
-    drive, prepare, Algorithm, CheckedBslmParams, FvbmFit, Hooks, MpleParams, MpleRecord,
-    Progress, Solver, Step,
+    drive, prepare, Algorithm, CheckedBslmParams, FvbmFit, Hooks, MpleParams, MpleRecord, Progress,
+    Solver, Step,
 };
 use super::pseudo::PlData;
 use crate::data::Dataset;

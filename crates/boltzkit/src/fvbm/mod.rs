@@ -45,13 +45,13 @@ pub mod separation;
 #[cfg(test)]
 mod testutil;
 
-pub use mple::CheckedBslmParams;
 pub use convention::Convention;
 pub use exact::Moments;
 pub use file::FORMAT;
 pub use ga::{CheckedGaParams, GaParams};
 pub use mle::{CheckedMleParams, MleParams};
 pub use model::{n_params, upper_index, Fvbm};
+pub use mple::CheckedBslmParams;
 pub use mple::{Algorithm, BslmParams, FvbmFit, MpleParams, MpleRecord, Progress, StopReason};
 pub use newton::{CheckedNewtonParams, NewtonParams};
 pub use pcd::{CheckedPcdParams, PcdParams, PcdProgress};

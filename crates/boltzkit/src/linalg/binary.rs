@@ -354,7 +354,7 @@ fn scan_rows_in(
 fn push_ones(row: &[f32], idx: &mut Vec<u32>) -> bool {
     assert!(idx.capacity() - idx.len() >= row.len());
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has(crate::cpu::Feature::Avx2) {
         // SAFETY: AVX2 is available (checked); the capacity holds a whole row (asserted).
         return unsafe { push_ones_avx2(row, idx) };
     }
@@ -367,7 +367,7 @@ fn push_ones(row: &[f32], idx: &mut Vec<u32>) -> bool {
 fn push_zeros(row: &[f32], idx: &mut Vec<u32>) {
     idx.reserve(row.len());
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has(crate::cpu::Feature::Avx2) {
         // SAFETY: AVX2 is available (checked); the capacity holds a whole row (reserved).
         unsafe { push_selected_avx2::<true>(row, idx) };
         return;
@@ -868,7 +868,7 @@ fn copy_strip_row(o: &mut [f32], x: &[f32], scale: f32) {
 /// by 8 × 8 register transposes when the strip is whole and the CPU has AVX.
 fn write_transposed_strip(block: &[f32], cols: usize, sw: usize, strip: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if block.len() == sw * cols && std::arch::is_x86_feature_detected!("avx") {
+    if block.len() == sw * cols && crate::cpu::has(crate::cpu::Feature::Avx) {
         // SAFETY: AVX is available (checked); the strip holds `cols × sw` floats (its
         // packing's shape) and `block` the `sw` rows (checked)
         unsafe { transpose_strip_avx(block, cols, sw, strip) };
@@ -1105,9 +1105,9 @@ impl Kernel {
         match self {
             Kernel::Portable => true,
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            Kernel::Avx2 => crate::cpu::has(crate::cpu::Feature::Avx2),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => width == STRIP && std::arch::is_x86_feature_detected!("avx512f"),
+            Kernel::Avx512 => width == STRIP && crate::cpu::has(crate::cpu::Feature::Avx512f),
             #[cfg(not(target_arch = "x86_64"))]
             _ => {
                 let _ = width;

@@ -45,12 +45,7 @@ impl Model for Potts {
             Sampler::Gibbs(steps) => {
                 let default = gibbs::GibbsParams::default();
                 let burn_in = steps.unwrap_or(default.burn_in);
-                gibbs::sample(
-                    self,
-                    n,
-                    &gibbs::GibbsParams { burn_in, ..default },
-                    rng,
-                )
+                gibbs::sample(self, n, &gibbs::GibbsParams { burn_in, ..default }, rng)
             }
         }
     }

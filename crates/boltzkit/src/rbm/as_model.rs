@@ -110,4 +110,3 @@ pub(crate) fn rbm_exact_affordable(n_visible: usize, n_hidden: usize, task: Exac
         ExactTask::Sampling => small <= rbm_exact::MAX_SAMPLE_UNITS,
     }
 }
-

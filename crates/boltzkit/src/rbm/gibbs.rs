@@ -10,9 +10,9 @@
 mod anneal;
 mod chains;
 mod fused;
+pub use crate::rng::{sample_bernoulli, LANE_DRAW_MIN_UNITS};
 pub(crate) use anneal::AnnealChains;
 pub(crate) use chains::sample_blocks;
 pub use chains::{sample_from_uniform, GibbsChains, CHAIN_BLOCK, DEFAULT_SAMPLE_STEPS};
-pub use crate::rng::{sample_bernoulli, LANE_DRAW_MIN_UNITS};
 pub use fused::FusedScratch;
 pub(crate) use fused::StepPlan;

@@ -65,7 +65,7 @@ const UNIT: f32 = 1.0 / (1u32 << 24) as f32;
 pub fn sample_bernoulli_x4(p: &[f32], out: &mut [f32], gen: &mut Xoshiro256PlusPlusX4) {
     assert!(out.len() >= p.len());
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has(crate::cpu::Feature::Avx2) {
         // SAFETY: the CPU has AVX2; `out` is at least as long as `p` (asserted)
         unsafe { sample_avx2(p, out, gen) };
         return;

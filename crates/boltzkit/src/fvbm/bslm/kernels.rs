@@ -75,14 +75,7 @@ pub(super) struct Next<'a> {
 /// Whether the AVX2+FMA kernels can run here.
 #[inline]
 fn avx2_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::cpu::has(crate::cpu::Feature::Avx2Fma)
 }
 
 /// Defines `fn $name` whose body is compiled twice: for AVX2+FMA, run when the CPU has them,

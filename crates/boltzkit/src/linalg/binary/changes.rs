@@ -419,8 +419,7 @@ fn push_changes(old: &[f32], new: &[f32], on: &mut Vec<u32>, off: &mut Vec<u32>)
     on.reserve(new.len());
     off.reserve(new.len());
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt")
-    {
+    if crate::cpu::has(crate::cpu::Feature::Avx2Popcnt) {
         // SAFETY: AVX2 and POPCNT are available (checked); both lists have room for a whole
         // row (reserved)
         return unsafe { push_changes_avx2(old, new, on, off) };

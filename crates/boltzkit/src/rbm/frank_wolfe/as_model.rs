@@ -6,7 +6,9 @@ use super::model::FwModel;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::estimate::Estimate;
-use crate::model::{exact_only, not_affordable, ExactTask, LogPartition, Metadata, Model, Sampler, Sampling};
+use crate::model::{
+    exact_only, not_affordable, ExactTask, LogPartition, Metadata, Model, Sampler, Sampling,
+};
 use crate::rbm::as_model::rbm_exact_affordable;
 use crate::rng::BkRng;
 use std::path::Path;
@@ -117,4 +119,3 @@ impl FwModel {
             .collect()
     }
 }
-

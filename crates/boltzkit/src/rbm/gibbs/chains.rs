@@ -226,7 +226,6 @@ mod tests {
         assert!((on / 20_000.0 - 0.3).abs() < 0.015, "{}", on / 20_000.0);
     }
 
-
     /// After burn-in, the visible states of many chains follow the exact marginal p(v).
     #[test]
     fn chains_reach_the_exact_marginal() {

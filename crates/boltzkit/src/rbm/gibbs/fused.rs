@@ -14,11 +14,11 @@
 //! batch (the blocks' lists are counted first).
 
 use super::chains::GibbsChains;
-use crate::rng::sample_bernoulli;
 use crate::error::{Error, Result};
 use crate::linalg::binary::{self, ChangeLists, IndexLists, Packed};
 use crate::linalg::{self, Op};
 use crate::rbm::Rbm;
+use crate::rng::sample_bernoulli;
 use crate::rng::BkRng;
 use rayon::prelude::*;
 
