@@ -25,6 +25,8 @@ mod as_model;
 pub mod file;
 pub mod learner;
 pub mod model;
+pub mod params;
+pub mod record;
 pub mod sampler;
 pub mod subproblem;
 pub mod test_ll;
@@ -32,11 +34,10 @@ pub mod test_ll;
 #[cfg(test)]
 mod tests;
 
-pub use learner::{
-    mean_log_unnormalized, AlphaRule, CheckedFwParams, FrankWolfe, FwFit, FwParams, FwProgress,
-    FwRecord, FwStop, IterationRecord, SizeEvaluation,
-};
+pub use learner::{mean_log_unnormalized, FrankWolfe};
 pub use model::FwModel;
+pub use params::{AlphaRule, CheckedFwParams, FwParams, GUARD_MAX_UNITS};
+pub use record::{FwFit, FwProgress, FwRecord, FwStop, IterationRecord, SizeEvaluation};
 pub use sampler::FwSampler;
 pub use subproblem::{BinaryRows, Subproblem};
 pub use test_ll::TestLogLikelihood;

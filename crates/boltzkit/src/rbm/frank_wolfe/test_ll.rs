@@ -31,7 +31,7 @@
 //! # Ok::<(), boltzkit::Error>(())
 //! ```
 
-use super::learner::FwProgress;
+use super::record::FwProgress;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::estimate::Method;
