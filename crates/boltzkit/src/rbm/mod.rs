@@ -33,6 +33,7 @@ pub mod lab;
 pub mod loglik;
 pub mod model;
 pub mod monitor;
+pub(crate) mod packed;
 pub mod raise;
 pub mod tempering;
 pub mod train;

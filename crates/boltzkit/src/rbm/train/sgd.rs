@@ -4,7 +4,7 @@
 
 use super::gradient::Gradient;
 use crate::error::{Error, Result};
-use crate::rbm::model::Repack;
+use crate::rbm::packed::Repack;
 use crate::rbm::Rbm;
 use rayon::iter::Either;
 use rayon::prelude::*;
