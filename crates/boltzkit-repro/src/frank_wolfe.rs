@@ -19,7 +19,7 @@ use boltzkit::classify::{LogisticParams, LogisticRegression};
 use boltzkit::data::{read_dataset, Binarize, Dataset, ReadOptions};
 use boltzkit::estimate::Method;
 use boltzkit::fit::{Control, Observer};
-use boltzkit::io::{write_atomic, MetricLog, MetricRecord};
+use boltzkit::io::{write_atomic, MetricLog};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::features::hidden_features;
 use boltzkit::rbm::frank_wolfe::{
@@ -190,40 +190,7 @@ pub use boltzkit::rbm::frank_wolfe::TestLogLikelihood;
 /// The old name of [`TestLogLikelihood`].
 pub type AisTest = TestLogLikelihood;
 
-/// The CSV columns of [`bracket_csv`].
-pub const BRACKET_CSV_HEADER: &str = "raise,raise_se,ais,ais_se,steps,raise_vectors,verdict";
-
-/// A bracket as CSV fields (see [`BRACKET_CSV_HEADER`]); `verdict` is `consistent`,
-/// `inverted` or `wide` (the one-line diagnosis, with commas, goes to Markdown and JSON).
-pub fn bracket_csv(b: &Bracket) -> String {
-    format!(
-        "{},{},{},{},{},{},{}",
-        b.raise.value,
-        b.raise.stderr,
-        b.ais.value,
-        b.ais.stderr,
-        b.steps,
-        b.raise_vectors,
-        verdict(&b.diagnosis)
-    )
-}
-
-/// `consistent`, `inverted` or `wide`.
-pub fn verdict(d: &Diagnosis) -> &'static str {
-    match d {
-        Diagnosis::Consistent => "consistent",
-        Diagnosis::Inverted { .. } => "inverted",
-        Diagnosis::Wide { .. } => "wide",
-    }
-}
-
-/// Markdown cells of a bracket: `RAISE ± se | AIS ± se | steps | RAISE vectors`.
-pub fn bracket_markdown_cells(b: &Bracket) -> String {
-    format!(
-        "{:.3} ± {:.3} | {:.3} ± {:.3} | {} | {}",
-        b.raise.value, b.raise.stderr, b.ais.value, b.ais.stderr, b.steps, b.raise_vectors
-    )
-}
+pub use crate::bracket::{bracket_csv, bracket_markdown_cells, verdict, BRACKET_CSV_HEADER};
 
 /// The AIS schedule of `steps` linear steps (0: the standard 14,500-step one).
 pub fn ais_schedule(steps: usize) -> boltzkit::Result<AisSchedule> {
@@ -234,37 +201,8 @@ pub fn ais_schedule(steps: usize) -> boltzkit::Result<AisSchedule> {
     }
 }
 
-/// One JSONL record per iteration: `step` = iteration, `epoch` = units, the time split and the
-/// size-evaluation metrics when there are some.
-pub struct LogObserver(pub MetricLog);
-
-impl<'p> Observer<FwProgress<'p>> for LogObserver {
-    fn observe(&mut self, p: &mut FwProgress<'p>) -> boltzkit::Result<Control> {
-        let r = p.iteration;
-        let mut metrics: BTreeMap<String, f64> = p.metrics.clone();
-        for (k, v) in [
-            ("alpha", r.alpha),
-            ("subproblem_f", r.subproblem_f),
-            ("lbfgs_iterations", r.lbfgs_iterations as f64),
-            ("bias_steps", r.bias_steps as f64),
-            ("bias_grad_rms", r.bias_grad_rms),
-            ("sampling_s", r.sampling_s),
-            ("subproblem_s", r.subproblem_s),
-            ("bias_s", r.bias_s),
-            ("other_s", r.other_s),
-            ("removed", if r.removed.is_some() { 1.0 } else { 0.0 }),
-        ] {
-            metrics.insert(k.into(), v);
-        }
-        self.0.append(MetricRecord {
-            step: r.iteration as u64,
-            epoch: r.units as u64,
-            wall_s: p.wall_s,
-            metrics,
-        })?;
-        Ok(Control::Continue)
-    }
-}
+/// The JSONL log of a Frank-Wolfe run: the library's [`FwLog`].
+pub use boltzkit::rbm::frank_wolfe::FwLog as LogObserver;
 
 /// Units as the position of the progress, the gap and the test log-likelihood as its message.
 struct ProgressObserver<'p>(&'p dyn Progress);
@@ -302,7 +240,7 @@ pub fn run_fw(
     if let Some(path) = log {
         let l = MetricLog::create(path)
             .with_context(|| format!("creating the log {}", path.display()))?;
-        fw = fw.add_observer(LogObserver(l));
+        fw = fw.add_observer(LogObserver::new(l));
     }
     fw = fw.add_observer(ProgressObserver(progress));
     let fit = fw.run()?;
@@ -1043,99 +981,4 @@ pub fn draw_figures(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use boltzkit::estimate::Estimate;
-
-    fn bracket(raise: (f64, f64), ais: (f64, f64)) -> Bracket {
-        let e = |(value, stderr): (f64, f64), method| Estimate {
-            value,
-            stderr,
-            lower: value - 3.0 * stderr,
-            upper: value + 3.0 * stderr,
-            method,
-        };
-        let (raise, ais) = (e(raise, Method::Raise), e(ais, Method::Ais));
-        Bracket {
-            diagnosis: Diagnosis::of(&raise, &ais, 1.0),
-            raise,
-            ais,
-            log_z: e((0.0, 0.1), Method::Ais),
-            steps: 100,
-            raise_vectors: 10,
-        }
-    }
-
-    #[test]
-    fn brackets_decide_only_when_disjoint_and_not_inverted() {
-        let low = bracket((-12.0, 0.1), (-11.5, 0.1));
-        let high = bracket((-10.0, 0.1), (-9.8, 0.1));
-        assert_eq!(compare_brackets(5, &high, &low).verdict, "fw-init above");
-        assert_eq!(compare_brackets(5, &low, &high).verdict, "random above");
-        // 3 standard errors on each side: -10.0 - 0.9 < -10.5 + 0.3 overlaps
-        let near = bracket((-10.5, 0.1), (-10.4, 0.1));
-        let wide_se = bracket((-10.0, 0.3), (-9.8, 0.1));
-        assert_eq!(compare_brackets(5, &wide_se, &near).verdict, "undecided");
-        // an inverted bracket on top decides nothing: its RAISE end is no lower end
-        let inverted = bracket((-9.0, 0.01), (-10.0, 0.01));
-        let c = compare_brackets(7, &inverted, &low);
-        assert_eq!((c.units, c.verdict), (7, "undecided"));
-        assert!(c.reason.contains("inverted"), "{}", c.reason);
-        // below, its forward-AIS end still bounds it from above
-        let inverted_low = bracket((-20.0, 0.01), (-21.0, 0.01));
-        let c = compare_brackets(7, &inverted_low, &high);
-        assert_eq!(c.verdict, "random above", "{}", c.reason);
-        assert!(c.reason.contains("(inverted)"), "{}", c.reason);
-    }
-
-    #[test]
-    fn plan_refuses_unusable_test_settings_before_any_work() {
-        assert!(FwPlan::default().check().is_ok());
-        for bad in [
-            FwPlan {
-                raise_chains: 0,
-                ..FwPlan::default()
-            },
-            FwPlan {
-                raise_vectors: Some(0),
-                ..FwPlan::default()
-            },
-            FwPlan {
-                ais_chains: 0,
-                ..FwPlan::default()
-            },
-            FwPlan {
-                test_method: Method::Raise,
-                ..FwPlan::default()
-            },
-        ] {
-            let e = bad.check().unwrap_err();
-            assert!(matches!(e, boltzkit::Error::InvalidParam { .. }), "{e}");
-        }
-    }
-
-    #[test]
-    fn bracket_fields_line_up_with_the_header() {
-        let b = bracket((-12.0, 0.1), (-11.5, 0.2));
-        let fields = bracket_csv(&b);
-        let header: Vec<&str> = BRACKET_CSV_HEADER.split(',').collect();
-        let values: Vec<&str> = fields.split(',').collect();
-        assert_eq!(header.len(), values.len());
-        assert_eq!(
-            values,
-            ["-12", "0.1", "-11.5", "0.2", "100", "10", "consistent"]
-        );
-        assert_eq!(
-            verdict(&bracket((-9.0, 0.01), (-10.0, 0.01)).diagnosis),
-            "inverted"
-        );
-        assert_eq!(
-            verdict(&bracket((-13.0, 0.01), (-10.0, 0.01)).diagnosis),
-            "wide"
-        );
-        assert_eq!(
-            bracket_markdown_cells(&b),
-            "-12.000 ± 0.100 | -11.500 ± 0.200 | 100 | 10"
-        );
-    }
-}
+mod tests;

@@ -35,6 +35,7 @@
 //! protocols are applications of the library, and their callers print the chain.
 
 pub mod bench;
+pub mod bracket;
 pub mod bslm;
 pub mod cli;
 pub mod data;

@@ -24,6 +24,7 @@
 mod as_model;
 pub mod file;
 pub mod learner;
+pub mod log;
 pub mod model;
 pub mod params;
 pub mod record;
@@ -35,6 +36,7 @@ pub mod test_ll;
 mod tests;
 
 pub use learner::{mean_log_unnormalized, FrankWolfe};
+pub use log::FwLog;
 pub use model::FwModel;
 pub use params::{AlphaRule, CheckedFwParams, FwParams, GUARD_MAX_UNITS};
 pub use record::{FwFit, FwProgress, FwRecord, FwStop, IterationRecord, SizeEvaluation};
