@@ -28,6 +28,9 @@ pub struct LbfgsParams {
     pub c2: f64,
     /// Most function evaluations per line search. Default 60.
     pub max_line_search: usize,
+    /// Keep the correction pairs in `f32` (half their memory, for problems of millions of
+    /// unknowns; the iterate, gradient and every dot product stay `f64`). Default false.
+    pub f32_pairs: bool,
 }
 
 impl Default for LbfgsParams {
@@ -41,6 +44,7 @@ impl Default for LbfgsParams {
             c1: 1e-4,
             c2: 0.9,
             max_line_search: 60,
+            f32_pairs: false,
         }
     }
 }
@@ -108,6 +112,44 @@ pub struct LbfgsResult {
 
 /// Relative changes of `f` below this are taken as round-off.
 const ROUND_OFF: f64 = 1e-13;
+
+/// How correction pairs are stored: `f64` as is, or rounded to `f32`.
+trait PairValue: Copy + Default {
+    fn get(self) -> f64;
+    fn put(v: f64) -> Self;
+}
+
+impl PairValue for f64 {
+    #[inline(always)]
+    fn get(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn put(v: f64) -> Self {
+        v
+    }
+}
+
+impl PairValue for f32 {
+    #[inline(always)]
+    fn get(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn put(v: f64) -> Self {
+        v as f32
+    }
+}
+
+/// `Σ a_i b_i` of a stored pair vector and an `f64` vector (for `f64` pairs, [`dot`]'s bits).
+fn dot_pair<T: PairValue>(a: &[T], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x.get() * y).sum()
+}
+
+/// `Σ a_i b_i` of two stored pair vectors.
+fn dot_pairs<T: PairValue>(a: &[T], b: &[T]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x.get() * y.get()).sum()
+}
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -177,8 +219,22 @@ pub struct LbfgsState<'a> {
 /// [`StopReason::Interrupted`] instead of failing.
 ///
 /// Buffers are allocated once: the correction pairs' vectors are reused as they age out, so
-/// the memory is `(2·memory + 6)` vectors of the problem's size.
+/// the memory is `(2·memory + 6)` vectors of the problem's size (the pairs' half as much with
+/// [`LbfgsParams::f32_pairs`]).
 pub fn minimize_with_state(
+    eval: impl FnMut(&[f64], &mut [f64]) -> Result<f64>,
+    x0: Vec<f64>,
+    params: &LbfgsParams,
+    observe: &mut dyn FnMut(&LbfgsState<'_>) -> Result<Option<StopReason>>,
+) -> Result<LbfgsResult> {
+    if params.f32_pairs {
+        run::<f32>(eval, x0, params, observe)
+    } else {
+        run::<f64>(eval, x0, params, observe)
+    }
+}
+
+fn run<T: PairValue>(
     mut eval: impl FnMut(&[f64], &mut [f64]) -> Result<f64>,
     x0: Vec<f64>,
     params: &LbfgsParams,
@@ -192,7 +248,7 @@ pub fn minimize_with_state(
     let mut f = checked(eval(&x, &mut g)?, 0)?;
     let mut trace = vec![f];
     // Correction pairs (s, y, 1/yᵀs), oldest first.
-    let mut pairs: std::collections::VecDeque<(Vec<f64>, Vec<f64>, f64)> =
+    let mut pairs: std::collections::VecDeque<(Vec<T>, Vec<T>, f64)> =
         std::collections::VecDeque::with_capacity(params.memory);
     let mut alpha = vec![0.0; params.memory];
     let mut stop = StopReason::MaxIterations;
@@ -201,7 +257,7 @@ pub fn minimize_with_state(
     let mut g_new = vec![0.0; p];
     let mut dir = vec![0.0; p];
     // Pair buffers no longer in use, reused before any new allocation.
-    let mut spare: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    let mut spare: Vec<(Vec<T>, Vec<T>)> = Vec::new();
     for it in 1..=params.max_iterations {
         if converged_gradient(&x, &g, params) {
             stop = StopReason::GradientTolerance;
@@ -210,22 +266,22 @@ pub fn minimize_with_state(
         // Two-loop recursion: dir = −H g.
         dir.copy_from_slice(&g);
         for (i, (s, y, rho)) in pairs.iter().enumerate().rev() {
-            alpha[i] = rho * dot(s, &dir);
+            alpha[i] = rho * dot_pair(s, &dir);
             dir.iter_mut()
                 .zip(y)
-                .for_each(|(qv, yv)| *qv -= alpha[i] * yv);
+                .for_each(|(qv, yv)| *qv -= alpha[i] * yv.get());
         }
         let gamma = pairs
             .back()
             .map_or(1.0 / max_abs(&g).max(1.0), |(s, y, _)| {
-                dot(s, y) / dot(y, y)
+                dot_pairs(s, y) / dot_pairs(y, y)
             });
         dir.iter_mut().for_each(|v| *v *= gamma);
         for (i, (s, y, rho)) in pairs.iter().enumerate() {
-            let beta = rho * dot(y, &dir);
+            let beta = rho * dot_pair(y, &dir);
             dir.iter_mut()
                 .zip(s)
-                .for_each(|(qv, sv)| *qv += (alpha[i] - beta) * sv);
+                .for_each(|(qv, sv)| *qv += (alpha[i] - beta) * sv.get());
         }
         dir.iter_mut().for_each(|v| *v = -*v);
         let mut slope = dot(&g, &dir);
@@ -292,13 +348,15 @@ pub fn minimize_with_state(
                     spare.push((s, y));
                 }
             }
-            let (mut s, mut y) = spare.pop().unwrap_or_else(|| (vec![0.0; p], vec![0.0; p]));
+            let (mut s, mut y) = spare
+                .pop()
+                .unwrap_or_else(|| (vec![T::default(); p], vec![T::default(); p]));
             s.iter_mut()
                 .zip(x_new.iter().zip(&x))
-                .for_each(|(sv, (a, b))| *sv = a - b);
+                .for_each(|(sv, (a, b))| *sv = T::put(a - b));
             y.iter_mut()
                 .zip(g_new.iter().zip(&g))
-                .for_each(|(yv, (a, b))| *yv = a - b);
+                .for_each(|(yv, (a, b))| *yv = T::put(a - b));
             pairs.push_back((s, y, 1.0 / sy));
         }
         let decrease = f - f_new;
@@ -392,6 +450,21 @@ mod tests {
             );
             assert!(r.iterations < 200);
         }
+    }
+
+    #[test]
+    fn f32_pairs_reach_the_same_minimum() {
+        let x0: Vec<f64> = (0..10)
+            .map(|i| if i % 2 == 0 { -1.2 } else { 1.0 })
+            .collect();
+        let params = LbfgsParams {
+            f32_pairs: true,
+            grad_tol: 1e-7,
+            ..Default::default()
+        };
+        let r = minimize(rosenbrock, x0, &params).unwrap();
+        assert_eq!(r.stop, StopReason::GradientTolerance, "{r:?}");
+        assert!(r.x.iter().all(|v| (v - 1.0).abs() < 1e-5), "{:?}", r.x);
     }
 
     #[test]
