@@ -23,7 +23,9 @@ pub(crate) struct SiteFit {
     pub(crate) stop: StopReason,
 }
 
-/// Site `i`'s penalized objective on `x = [h_i | table]`, gradient into `g`.
+/// Site `i`'s penalized objective on `x = [h_i | packed table]`, gradient into `g`;
+/// `w`, `gw` are padded work tables.
+#[allow(clippy::too_many_arguments)]
 fn site_objective(
     tables: &SiteTables,
     i: usize,
@@ -31,31 +33,35 @@ fn site_objective(
     p: Penalty,
     x: &[f64],
     g: &mut [f64],
+    w: &mut [f32],
+    gw: &mut [f32],
 ) -> (f64, f64) {
     let l = tables.q.len();
     let qi = tables.q[i];
-    let (h, w) = x.split_at(qi);
-    let (gh, gw) = g.split_at_mut(qi);
+    let (h, packed) = x.split_at(qi);
+    let (gh, gpacked) = g.split_at_mut(qi);
+    tables.unpack_site(i, packed, w);
     let nlpl = site_term(tables, i, data, h, w, gh, gw);
-    tables.clear_missing_rows(i, gw);
+    tables.pack_site(i, gw, gpacked);
     let mut f = nlpl;
     for (gv, xv) in gh.iter_mut().zip(h) {
         *gv += 2.0 * p.lambda_h * xv;
         f += p.lambda_h * xv * xv;
     }
-    for (gv, xv) in gw.iter_mut().zip(w) {
+    for (gv, xv) in gpacked.iter_mut().zip(packed) {
         *gv += 2.0 * p.lambda_j * xv;
         f += p.lambda_j * xv * xv;
     }
     if p.lambda_group > 0.0 {
+        let mut o = 0;
         for j in (0..l).filter(|&j| j != i) {
-            let o = tables.block[i * l + j];
             let len = tables.q[j] * qi;
-            let norm = (GROUP_EPS + w[o..o + len].iter().map(|v| v * v).sum::<f64>()).sqrt();
+            let norm = (GROUP_EPS + packed[o..o + len].iter().map(|v| v * v).sum::<f64>()).sqrt();
             f += p.lambda_group * norm;
-            for (gv, xv) in gw[o..o + len].iter_mut().zip(&w[o..o + len]) {
+            for (gv, xv) in gpacked[o..o + len].iter_mut().zip(&packed[o..o + len]) {
                 *gv += p.lambda_group * xv / norm;
             }
+            o += len;
         }
     }
     (f, nlpl)
@@ -82,10 +88,12 @@ pub(crate) fn fit_sites(
         .into_par_iter()
         .map(|i| {
             let qi = tables.q[i];
-            let mut x0 = vec![0.0; qi + tables.site_len(i)];
+            let mut x0 = vec![0.0; qi + tables.packed_len(i)];
             x0[..qi].copy_from_slice(&h0[starts[i]..starts[i] + qi]);
+            let mut w = vec![0.0f32; tables.site_len(i)];
+            let mut gw = vec![0.0f32; tables.site_len(i)];
             let r = minimize_with_state(
-                |x, g| Ok(site_objective(tables, i, data, p, x, g).0),
+                |x, g| Ok(site_objective(tables, i, data, p, x, g, &mut w, &mut gw).0),
                 x0,
                 lbfgs,
                 &mut |s| {
@@ -98,7 +106,7 @@ pub(crate) fn fit_sites(
             )?;
             // The value at the returned point (the last evaluation may be a rejected trial).
             let mut g = vec![0.0; r.x.len()];
-            let (_, nlpl_at) = site_objective(tables, i, data, p, &r.x, &mut g);
+            let (_, nlpl_at) = site_objective(tables, i, data, p, &r.x, &mut g, &mut w, &mut gw);
             Ok(SiteFit {
                 f: r.f,
                 nlpl: nlpl_at,
@@ -111,17 +119,21 @@ pub(crate) fn fit_sites(
         .collect()
 }
 
-/// The model-layout couplings from the sites' tables: each copy double-centred (zero-sum
-/// gauge), then the two averaged.
+/// The model-layout couplings from the sites' packed tables: each copy double-centred
+/// (zero-sum gauge), then the two averaged.
 pub(crate) fn average_couplings(tables: &SiteTables, fits: &[SiteFit], out: &mut [f64]) {
     let (l, q) = (tables.q.len(), &tables.q);
+    // Offset of neighbour j's rows in site i's packed table.
+    let packed_offset = |i: usize, j: usize| -> usize {
+        q[i] * (0..j).filter(|&k| k != i).map(|k| q[k]).sum::<usize>()
+    };
     let mut off = 0;
     for i in 0..l {
         for j in i + 1..l {
             let (qi, qj) = (q[i], q[j]);
-            // Copy from site i: table row b is J_ij(·, b); from site j: row a is J_ij(a, ·).
-            let ti = &fits[i].x[qi + tables.block[i * l + j]..];
-            let tj = &fits[j].x[qj + tables.block[j * l + i]..];
+            // Copy from site i: row b is J_ij(·, b); from site j: row a is J_ij(a, ·).
+            let ti = &fits[i].x[qi + packed_offset(i, j)..];
+            let tj = &fits[j].x[qj + packed_offset(j, i)..];
             let mut a_i = vec![0.0; qi * qj];
             let mut a_j = vec![0.0; qi * qj];
             for a in 0..qi {

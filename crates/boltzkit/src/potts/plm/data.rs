@@ -16,6 +16,8 @@ pub struct PlmData {
     pub(crate) q: Vec<usize>,
     /// Row-major `n × L` codes, `q_i` meaning missing.
     pub(crate) codes: Vec<u8>,
+    /// The same codes site by site (`L × n`), for the kernels' blocks of sequences.
+    pub(crate) columns: Vec<u8>,
     /// One weight per row.
     pub(crate) weights: Vec<f64>,
 }
@@ -88,7 +90,18 @@ impl PlmData {
                 });
             }
         }
-        Ok(PlmData { q, codes, weights })
+        let mut columns = vec![0u8; n * l];
+        for (s, row) in codes.chunks_exact(l).enumerate() {
+            for (i, &c) in row.iter().enumerate() {
+                columns[i * n + s] = c;
+            }
+        }
+        Ok(PlmData {
+            q,
+            codes,
+            columns,
+            weights,
+        })
     }
 
     /// Number of sequences.
@@ -109,6 +122,12 @@ impl PlmData {
     /// The sum of the weights (the effective number of sequences).
     pub fn n_eff(&self) -> f64 {
         self.weights.iter().sum()
+    }
+
+    /// The codes of site `i`, one per row.
+    pub(crate) fn column(&self, i: usize) -> &[u8] {
+        let n = self.weights.len();
+        &self.columns[i * n..(i + 1) * n]
     }
 
     /// The codes of row `s`.

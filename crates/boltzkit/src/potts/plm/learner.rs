@@ -107,6 +107,8 @@ impl CheckedPlmParams {
             max_iterations: p.max_iterations,
             grad_tol: 0.0,
             grad_tol_relative: p.grad_tol,
+            // The gradient is accurate to single precision; the pairs need no more.
+            f32_pairs: true,
             ..LbfgsParams::default()
         };
         let mut model = Potts::zeros(q.clone())?;

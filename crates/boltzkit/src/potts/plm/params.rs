@@ -163,22 +163,26 @@ impl PlmParams {
         let p = n_h + n_j;
         let l = q.len() as u64;
         let data = n * (l + 8);
-        // Per-site tables: every ordered pair (i, j) with a zero row per j.
+        // Per-site tables: every ordered pair (i, j), rows padded, a zero row per j.
         let full: u64 = {
-            let total_q: u64 = q.iter().map(|&k| k as u64).sum();
-            let total_q1 = total_q + l;
+            let total_q1: u64 = q.iter().map(|&k| k as u64 + 1).sum();
             q.iter()
-                .map(|&k| k as u64 * (total_q1 - (k as u64 + 1)))
+                .map(|&k| super::kernel::padded(k) as u64 * (total_q1 - (k as u64 + 1)))
                 .sum()
         };
         let per_fit = match self.mode {
-            // x, g, the L-BFGS pairs and 4 work vectors; W and its gradient G.
-            PlmMode::Symmetric => 8 * p * (2 * self.lbfgs_memory as u64 + 6) + 8 * 2 * full,
-            // The model, both copies of the couplings, and per running site its own L-BFGS.
+            // x, g and 4 work vectors in f64, the L-BFGS pairs in f32; the f32 tables W and
+            // their gradient G.
+            PlmMode::Symmetric => 8 * p * 6 + 4 * p * 2 * self.lbfgs_memory as u64 + 4 * 2 * full,
+            // The model, every site's own copy of its couplings (2 n_J), and per running
+            // site its L-BFGS vectors and two padded f32 tables.
             PlmMode::Asymmetric => {
                 let threads = rayon::current_num_threads() as u64;
-                let site = full / l.max(1) + q.iter().copied().max().unwrap_or(0) as u64;
-                8 * p + 8 * full + threads * 8 * site * (2 * self.lbfgs_memory as u64 + 8)
+                let site = (2 * n_j + n_h) / l.max(1);
+                8 * p
+                    + 8 * 2 * n_j
+                    + threads
+                        * (8 * site * (2 * self.lbfgs_memory as u64 + 6) + 8 * full / l.max(1))
             }
         };
         data.saturating_add(per_fit)

@@ -28,8 +28,8 @@ pub(crate) struct Symmetric<'a> {
     row_start: Vec<usize>,
     n_h: usize,
     penalty: Penalty,
-    w: Vec<f64>,
-    gw: Vec<f64>,
+    w: Vec<f32>,
+    gw: Vec<f32>,
     interrupt: Option<Interrupt>,
     /// `− Σ_s w_s Σ_i ln p(s_i | s_\i)` at the last evaluation.
     pub(crate) last_nlpl: f64,
@@ -66,8 +66,8 @@ impl<'a> Symmetric<'a> {
             row_start,
             n_h,
             penalty,
-            w: vec![0.0; size],
-            gw: vec![0.0; size],
+            w: vec![0.0f32; size],
+            gw: vec![0.0f32; size],
             interrupt,
             last_nlpl: f64::NAN,
         }

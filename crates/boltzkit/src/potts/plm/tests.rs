@@ -3,7 +3,7 @@
 //! determinism, and the synthetic 3-state chain whose only couplings are neighbours'.
 
 use super::data::PlmData;
-use super::kernel::SiteTables;
+
 use super::learner::initial_fields;
 use super::symmetric::{Penalty, Symmetric};
 use super::*;
@@ -115,7 +115,7 @@ fn objective_and_gradient_equal_brute_force_and_finite_differences() {
         let f = obj.eval(&x, &mut g).unwrap();
         let brute = brute_objective(&model_from(&q, &x), &coded, p);
         assert!(
-            (f - brute).abs() < 1e-10 * brute.abs().max(1.0),
+            (f - brute).abs() < 1e-6 * brute.abs().max(1.0),
             "case {k}: {f} vs {brute}"
         );
         let eps = 1e-5;
@@ -128,7 +128,7 @@ fn objective_and_gradient_equal_brute_force_and_finite_differences() {
                 - brute_objective(&model_from(&q, &xm), &coded, p))
                 / (2.0 * eps);
             assert!(
-                (g[c] - fd).abs() < 1e-6 * fd.abs().max(1.0),
+                (g[c] - fd).abs() < 2e-5 * fd.abs().max(1.0),
                 "case {k}, param {c}: {} vs {fd}",
                 g[c]
             );
@@ -185,7 +185,7 @@ fn fits_reach_first_order_optimality() {
     // Symmetric: the full gradient at the returned point is small.
     let params = PlmParams {
         lambda_j: 0.2,
-        grad_tol: 1e-8,
+        grad_tol: 1e-6,
         ..PlmParams::default()
     };
     let fit = params
@@ -209,7 +209,10 @@ fn fits_reach_first_order_optimality() {
         .collect();
     let mut g = vec![0.0; x.len()];
     let f = Symmetric::new(&coded, p, None).eval(&x, &mut g).unwrap();
-    assert!(g.iter().all(|v| v.abs() < 1e-5), "{g:?}");
+    // Optimal to the kernels' single precision: each component below 2e-5 per unit of
+    // weight (the objective sums 200 rows of weight about 0.7 over 5 sites).
+    let n_eff = coded.n_eff();
+    assert!(g.iter().all(|v| v.abs() < 2e-5 * n_eff), "{g:?}");
     assert!((f - fit.record.objective).abs() < 1e-9 * f);
     let brute_nlpl = brute_objective(
         m,
@@ -220,7 +223,7 @@ fn fits_reach_first_order_optimality() {
             lambda_group: 0.0,
         },
     );
-    assert!((brute_nlpl - fit.record.neg_log_pseudo_likelihood).abs() < 1e-9 * brute_nlpl);
+    assert!((brute_nlpl - fit.record.neg_log_pseudo_likelihood).abs() < 1e-6 * brute_nlpl);
     // The starting fields are plmc's: centred logs of pseudo-counted frequencies.
     let h0 = initial_fields(&coded);
     assert!(h0[..3].iter().sum::<f64>().abs() < 1e-12);
@@ -238,7 +241,6 @@ fn fits_reach_first_order_optimality() {
     for (u, v) in a.couplings_flat().iter().zip(s.couplings_flat()) {
         assert!((u - v).abs() < 0.15, "{u} vs {v}");
     }
-    let _ = SiteTables::new(&[2, 2]);
 }
 
 #[test]
