@@ -7,7 +7,6 @@ import os
 
 import numpy as np
 
-from . import _native
 from ._base import check_fitted
 from ._results import Estimate, log_likelihood_from
 from ._validation import check_choice, check_states, seed_from, threads_from
