@@ -1,20 +1,36 @@
 //! Small dense symmetric positive definite algebra (Cholesky factor, solve, inverse) for the
 //! `d(d+1)/2`-parameter problems of the FVBM solvers: a few hundred unknowns at most.
 
+use crate::fit::Interrupt;
+
 /// Factors the symmetric positive definite `n × n` row-major matrix `a` in place as `L Lᵀ`
 /// (the lower triangle of `a` becomes `L`; the strict upper triangle is left as is).
 ///
 /// Fails with the index of the first pivot that is not positive (the matrix is not positive
 /// definite to working precision).
 pub(crate) fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
+    cholesky_until(a, n, None).expect("without an interrupt the factorization runs to its end")
+}
+
+/// [`cholesky`], or `None` as soon as `interrupt` is set (polled before every column: at most
+/// `n²` multiply-adds apart, a fraction of a second for the largest Hessian that fits in
+/// memory); `a` is then partly factored.
+pub(crate) fn cholesky_until(
+    a: &mut [f64],
+    n: usize,
+    interrupt: Option<&Interrupt>,
+) -> Option<Result<(), usize>> {
     debug_assert_eq!(a.len(), n * n);
     for j in 0..n {
+        if interrupt.is_some_and(Interrupt::is_set) {
+            return None;
+        }
         let mut diag = a[j * n + j];
         for k in 0..j {
             diag -= a[j * n + k] * a[j * n + k];
         }
         if !(diag > 0.0 && diag.is_finite()) {
-            return Err(j);
+            return Some(Err(j));
         }
         let ljj = diag.sqrt();
         a[j * n + j] = ljj;
@@ -25,7 +41,7 @@ pub(crate) fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
             a[i * n + j] = s / ljj;
         }
     }
-    Ok(())
+    Some(Ok(()))
 }
 
 /// Solves `L Lᵀ x = b` in place, given the factor from [`cholesky`].

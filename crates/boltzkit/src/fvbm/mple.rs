@@ -220,7 +220,7 @@ pub(crate) enum Step {
 pub(crate) trait Solver {
     /// The objective at the current iterate.
     fn objective(&self) -> f64;
-    /// One iteration.
+    /// One iteration; an [`Error::Interrupted`] leaves the iterate as it was.
     fn step(&mut self) -> Result<Step>;
     /// The current parameters `θ`.
     fn theta(&self) -> Vec<f64>;
@@ -320,7 +320,16 @@ pub(crate) fn drive(
     let mut stop = StopReason::MaxIterations;
     for iteration in 1..=params.max_iterations {
         let prev = *objective.last().expect("nonempty");
-        let moved = solver.step()?;
+        // An interrupt inside a long step (Newton's Hessian) keeps the iterate before it.
+        let moved = match solver.step() {
+            Err(Error::Interrupted { .. }) => {
+                stop = StopReason::Interrupted {
+                    after: Count::iterations(iteration - 1),
+                };
+                break;
+            }
+            other => other?,
+        };
         let f = solver.objective();
         if !f.is_finite() {
             return Err(Error::Numerical {
@@ -395,7 +404,9 @@ pub(crate) fn drive(
     }
     let seconds = start.elapsed().as_secs_f64();
     let runaway = runaway(data, &snapshots, &theta, last, iterations, params.l2)?;
-    let existence = if params.l2 == 0.0 && params.check_existence {
+    // Not after an interrupt: the user asked to stop, and the LP can take minutes.
+    let interrupted = matches!(stop, StopReason::Interrupted { .. });
+    let existence = if params.l2 == 0.0 && params.check_existence && !interrupted {
         Some(separation::check_at(data, &model)?)
     } else {
         None

@@ -8,17 +8,15 @@
 //! so each trial point costs `O(n d)`. The stopping rule is BSLM's: stop when `F` gains less
 //! than `τ` in an iteration.
 
-use super::dense::{cholesky, cholesky_solve};
+use super::dense::{cholesky_solve, cholesky_until};
 use super::model::{n_params, Fvbm};
 use super::mple::{
     drive, prepare, Algorithm, FvbmFit, MpleParams, MpleRecord, Progress, Solver, Step,
 };
-use super::pseudo::{
-    fields, gradient_from_fields, hessian_from_fields, log_pl_from_fields, PlData,
-};
+use super::pseudo::{fields, gradient_from_fields, hessian_until, log_pl_from_fields, PlData};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::fit::{Learner, Run};
+use crate::fit::{Interrupt, Learner, Run};
 use std::time::Instant;
 
 /// Settings of the Newton solver.
@@ -92,7 +90,7 @@ impl Learner for CheckedNewtonParams {
         let start = Instant::now();
         let params = &self.0;
         let (pl, init) = prepare(data, &params.mple)?;
-        let mut solver = NewtonSolver::new(&pl, &init, params)?;
+        let mut solver = NewtonSolver::new(&pl, &init, params, run.interrupt_flag().cloned())?;
         drive(
             &mut solver,
             &pl,
@@ -118,10 +116,18 @@ struct NewtonSolver<'a> {
     objective: f64,
     /// `n·λ`.
     l2n: f64,
+    /// Polled inside the Hessian and its factorization, so Ctrl-C stops even a step of
+    /// minutes within a second (the iterate stays the last accepted one).
+    interrupt: Option<Interrupt>,
 }
 
 impl<'a> NewtonSolver<'a> {
-    fn new(data: &'a PlData, init: &Fvbm, params: &'a NewtonParams) -> Result<Self> {
+    fn new(
+        data: &'a PlData,
+        init: &Fvbm,
+        params: &'a NewtonParams,
+        interrupt: Option<Interrupt>,
+    ) -> Result<Self> {
         data.check_model(init)?;
         let l2n = data.n_samples() as f64 * params.mple.l2;
         let theta = init.theta();
@@ -134,6 +140,7 @@ impl<'a> NewtonSolver<'a> {
             h,
             objective,
             l2n,
+            interrupt,
         })
     }
 
@@ -144,12 +151,15 @@ impl<'a> NewtonSolver<'a> {
 
     /// The Newton direction `(−∇²F + μI)⁻¹ ∇F`, with the smallest shift `μ ≥ 0` (from a
     /// geometric ladder) that makes the matrix positive definite.
+    /// Fails with [`Error::Interrupted`] when the interrupt is set meanwhile.
     fn direction(&self, grad: &[f64]) -> Result<Vec<f64>> {
         let p = grad.len();
-        let mut neg: Vec<f64> = hessian_from_fields(self.data, &self.h)
-            .iter()
-            .map(|v| -v)
-            .collect();
+        let interrupted = || Error::Interrupted {
+            what: "the Newton step".into(),
+        };
+        let interrupt = self.interrupt.as_ref();
+        let mut neg = hessian_until(self.data, &self.h, interrupt).ok_or_else(interrupted)?;
+        neg.iter_mut().for_each(|v| *v = -*v);
         for a in 0..p {
             neg[a * p + a] += self.l2n;
         }
@@ -160,7 +170,10 @@ impl<'a> NewtonSolver<'a> {
             for a in 0..p {
                 l[a * p + a] += shift;
             }
-            if cholesky(&mut l, p).is_ok() {
+            if cholesky_until(&mut l, p, interrupt)
+                .ok_or_else(interrupted)?
+                .is_ok()
+            {
                 let mut dir = grad.to_vec();
                 cholesky_solve(&l, p, &mut dir);
                 return Ok(dir);
@@ -233,7 +246,39 @@ mod tests {
     use super::super::testutil;
     use super::super::{exact, ga, Convention, StopReason};
     use super::*;
+    use crate::fit::Count;
     use crate::rng::rng_from_seed;
+
+    /// An interrupt set before the fit stops it inside the first step (the Hessian polls it):
+    /// the starting model is kept, the stop says interrupted after 0 iterations, and no
+    /// existence check runs.
+    #[test]
+    fn interrupt_inside_the_step_keeps_the_last_iterate() {
+        let truth = Fvbm::random(6, 0.5, Convention::Spin, &mut rng_from_seed(5)).unwrap();
+        let data = exact::sample(&truth, 2000, &mut rng_from_seed(6)).unwrap();
+        let flag = Interrupt::new();
+        flag.set();
+        let fit = NewtonParams::default()
+            .check()
+            .unwrap()
+            .fit_with(&data, Run::new().interrupt(flag))
+            .unwrap();
+        assert_eq!(
+            fit.record.stop,
+            StopReason::Interrupted {
+                after: Count::iterations(0)
+            }
+        );
+        assert_eq!(fit.record.iterations, 0);
+        assert!(fit.model.theta().iter().all(|&t| t == 0.0));
+        assert!(fit.record.existence.is_none());
+        // The factorization polls too.
+        let mut a = vec![4.0, 1.0, 1.0, 3.0];
+        let stop = Interrupt::new();
+        stop.set();
+        assert!(cholesky_until(&mut a, 2, Some(&stop)).is_none());
+        assert_eq!(cholesky_until(&mut a, 2, None), Some(Ok(())));
+    }
 
     /// BSLM, GA (μ = 1 and μ = 0.5) and Newton reach the same maximizer to 1e-6 on a seeded
     /// simulated problem (the paper's design, d = 5) whose MPLE exists: Newton finds a finite

@@ -18,6 +18,7 @@ use super::convention::Convention;
 use super::model::{check_data, n_params, upper_index, Fvbm};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::fit::Interrupt;
 use rayon::prelude::*;
 
 /// Below this much work (multiply-adds), per-unit loops run on the calling thread: rayon's
@@ -287,8 +288,19 @@ pub(crate) fn partner_index(d: usize, j: usize, k: usize) -> usize {
 
 /// The Hessian from the fields, `p × p` row-major (`p = d(d+1)/2`).
 pub(crate) fn hessian_from_fields(data: &PlData, h: &[f64]) -> Vec<f64> {
+    hessian_until(data, h, None).expect("without an interrupt the Hessian is always built")
+}
+
+/// [`hessian_from_fields`], or `None` as soon as `interrupt` is set (polled before every row
+/// of every unit's Gram matrix: `O(d·rows)` work apart, well under a second).
+pub(crate) fn hessian_until(
+    data: &PlData,
+    h: &[f64],
+    interrupt: Option<&Interrupt>,
+) -> Option<Vec<f64>> {
     let (d, rows, conv) = (data.d, data.rows, data.convention);
     let ones = vec![1.0; rows];
+    let stop = || interrupt.is_some_and(Interrupt::is_set);
     // For each unit j: G_j[k][l] = Σ_u w_u v_uj z_k z_l with z = x_u, z_j replaced by 1.
     let grams: Vec<Vec<f64>> = map_indices(d, d * d * d * rows, |j| {
         let hj = &h[j * rows..(j + 1) * rows];
@@ -301,6 +313,9 @@ pub(crate) fn hessian_from_fields(data: &PlData, h: &[f64]) -> Vec<f64> {
         let mut g = vec![0.0; d * d];
         let mut t = vec![0.0; rows];
         for k in 0..d {
+            if stop() {
+                return Vec::new();
+            }
             for ((tv, &sv), &zk) in t.iter_mut().zip(&s).zip(z(k)) {
                 *tv = sv * zk;
             }
@@ -312,6 +327,9 @@ pub(crate) fn hessian_from_fields(data: &PlData, h: &[f64]) -> Vec<f64> {
         }
         g
     });
+    if stop() {
+        return None;
+    }
     let p = n_params(d);
     let mut hess = vec![0.0; p * p];
     for (j, g) in grams.iter().enumerate() {
@@ -322,7 +340,7 @@ pub(crate) fn hessian_from_fields(data: &PlData, h: &[f64]) -> Vec<f64> {
             }
         }
     }
-    hess
+    Some(hess)
 }
 
 /// Bytes the dense Hessian of a `d`-unit model needs (`p × p` f64 with `p = d(d+1)/2`, and
