@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `unit_type` | [`UnitType`]: the seam every type implements |
 //! | `layer` | [`Units`] (one layer of any type, batch operations), [`UnitKind`] (names) |
+//! | `model` | [`UnitRbm`]: an RBM over two layers of any types; energy, free energy, exact `ln Z` |
 //! | `bernoulli` | [`Bernoulli`]: 0/1 units |
 //! | `categorical` | [`Categorical`]: Potts units, `q_i` states per site as one-hot blocks |
 //! | `gaussian` | [`Gaussian`]: real units with learned, bounded variances |
@@ -24,6 +25,7 @@ mod check;
 mod drelu;
 mod gaussian;
 mod layer;
+mod model;
 mod relu;
 pub mod special;
 mod unit_type;
@@ -39,5 +41,6 @@ pub use categorical::Categorical;
 pub use drelu::DRelu;
 pub use gaussian::{Gaussian, VARIANCE_BOUNDS};
 pub use layer::{UnitKind, Units};
+pub use model::{UnitRbm, MAX_ENUM_STATES};
 pub use relu::Relu;
 pub use unit_type::UnitType;
