@@ -740,7 +740,6 @@ const REMAINING: &[&str] = &[
     "boltzkit::data::read <-> boltzkit::data::read::npy",
     "boltzkit::data::read <-> boltzkit::data::read::text",
     "boltzkit::fvbm::bslm::kernels <-> boltzkit::fvbm::bslm::kernels::avx2",
-    "boltzkit::linalg::binary <-> boltzkit::linalg::binary::changes",
     "boltzkit_repro::cli <-> boltzkit_repro::cli::bench",
     "boltzkit_repro::cli <-> boltzkit_repro::cli::gen",
     "boltzkit_repro::cli <-> boltzkit_repro::cli::lab",

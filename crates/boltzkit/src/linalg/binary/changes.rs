@@ -4,7 +4,9 @@
 //! hidden units per Gibbs step, against 17% and 29% of ones (a 784 × 500 MNIST RBM, issue
 //! 19), so its products cost less than half the row additions this way.
 
-use super::{masks8, push_ones, push_zeros, IndexLists, Packed, LANES, STRIP};
+use super::lists::{masks8, push_ones, push_zeros, IndexLists};
+use super::packing::{Packed, LANES, STRIP};
+use super::sums::Kernel;
 
 /// Per row, the lists that take `out_r = x_r·B` (`x_r` the row's previous 0/1 state) to the
 /// product with its new state: by its changes (`out_r += Σ_{i ∈ on} B_i − Σ_{i ∈ off} B_i`,
@@ -150,8 +152,7 @@ pub fn carry_products(changes: &ChangeLists, packed: &Packed, out: &mut [f32]) {
 }
 
 /// The fastest carry kernel this CPU runs for strips of `width` columns.
-fn best_kernel(width: usize) -> super::Kernel {
-    use super::Kernel;
+fn best_kernel(width: usize) -> Kernel {
     [Kernel::Avx512, Kernel::Avx2]
         .into_iter()
         .find(|k| k.runs(width))
@@ -162,15 +163,14 @@ fn best_kernel(width: usize) -> super::Kernel {
 ///
 /// # Safety
 /// As [`carry_avx2`] for the vector kernels, and the CPU runs `kernel` for the packing's
-/// strip width ([`super::Kernel::runs`]).
+/// strip width ([`Kernel::runs`]).
 unsafe fn carry_by(
-    kernel: super::Kernel,
+    kernel: Kernel,
     changes: &ChangeLists,
     packed: &Packed,
     totals: &[f32],
     out: &mut [f32],
 ) {
-    use super::Kernel;
     match (kernel, packed.width) {
         #[cfg(target_arch = "x86_64")]
         (Kernel::Avx512, _) => carry_avx512(changes, packed, totals, out),
@@ -350,7 +350,7 @@ unsafe fn carry_avx512(changes: &ChangeLists, packed: &Packed, totals: &[f32], o
                 Land::Set => sum,
                 Land::FromTotals => _mm512_sub_ps(_mm512_loadu_ps(totals.as_ptr().add(j)), sum),
             };
-            super::store_strip_row_avx512(dst, x, width);
+            super::sums::store_strip_row_avx512(dst, x, width);
         }
     }
 }
@@ -427,7 +427,7 @@ fn push_changes(old: &[f32], new: &[f32], on: &mut Vec<u32>, off: &mut Vec<u32>)
     // SAFETY: both lists have room for a whole row (reserved)
     unsafe {
         push_changes_with(old, new, on, off, masks8, |m, at, dst| {
-            super::emit_scalar(m, at, dst)
+            super::lists::emit_scalar(m, at, dst)
         })
     }
 }
@@ -450,13 +450,13 @@ unsafe fn push_changes_avx2(
         new,
         on,
         off,
-        |ch| super::masks8_avx2(ch),
-        |mask, at, dst| super::left_pack8_avx2(mask, at, dst),
+        |ch| super::lists::masks8_avx2(ch),
+        |mask, at, dst| super::lists::left_pack8_avx2(mask, at, dst),
     )
 }
 
 /// [`push_changes`] with a given 8-entry mask function ([`masks8`]) and writer of selected
-/// indices (as in [`super::push_selected_with`]).
+/// indices (as in [`super::lists::push_selected_with`]).
 ///
 /// # Safety
 /// `on` and `off` have room for `new.len()` more entries.
@@ -537,7 +537,7 @@ mod tests {
             // SAFETY: room for a whole row each
             let got = unsafe {
                 push_changes_with(&old, &new, &mut on, &mut off, masks8, |m, at, dst| {
-                    super::super::emit_scalar(m, at, dst)
+                    super::super::lists::emit_scalar(m, at, dst)
                 })
             };
             assert_eq!(got, (ones, 0));
@@ -644,7 +644,7 @@ mod tests {
             carry_portable(&cl, &packed, totals, &mut twin);
             assert_eq!(got, twin, "{rows}×{cols}");
             // every kernel this CPU runs, not only the fastest
-            for kernel in [super::super::Kernel::Avx512, super::super::Kernel::Avx2] {
+            for kernel in [super::Kernel::Avx512, super::Kernel::Avx2] {
                 if kernel.runs(packed.width) {
                     let mut k = start.clone();
                     // SAFETY: the CPU runs the kernel (checked); shapes as above
