@@ -20,8 +20,8 @@ use boltzkit::any_model::AnyModel;
 use boltzkit::data::{Binarize, Dataset};
 use boltzkit::fit::{Control, Count, Interrupt, Learner, Run, StopReason};
 use boltzkit::fsll::{self, FsllParams, TransformPath};
-use boltzkit::fvbm::{ga, mle, newton, pcd, Convention, MpleParams};
-use boltzkit::provenance::{self, FvbmFitSettings, FwFitSettings};
+use boltzkit::fvbm::{pcd, FvbmParams};
+use boltzkit::provenance::{self, FwFitSettings};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::frank_wolfe::{AlphaRule, CheckedFwParams, FwParams, FwProgress};
 use boltzkit::rbm::train::{
@@ -120,17 +120,19 @@ fn binarization(threshold: Option<f64>) -> Binarize {
     threshold.map_or(Binarize::None, Binarize::Threshold)
 }
 
-/// The default settings object of a learner (`"rbm"`), as JSON: the estimators read their
-/// keyword arguments' defaults from it, so each default is written once, in the library.
+/// The default settings object of a learner (`"rbm"`; `"fvbm-ALGO"` for an FVBM solver, as
+/// `"fvbm-newton"`), as JSON: the estimators read their keyword arguments' defaults from it,
+/// so each default is written once, in the library.
 #[pyfunction]
 pub fn default_settings(kind: &str) -> PyResult<String> {
-    let value = match kind {
-        "rbm" => boltzkit::settings::to_json(&RbmParams::default()),
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "no settings schema named {other:?} (known: rbm)"
-            )))
-        }
+    let value = if kind == "rbm" {
+        boltzkit::settings::to_json(&RbmParams::default())
+    } else if let Some(algo) = kind.strip_prefix("fvbm-") {
+        FvbmParams::default_for(algo).and_then(|p| boltzkit::settings::to_json(&p))
+    } else {
+        return Err(PyValueError::new_err(format!(
+            "no settings schema named {kind:?} (known: rbm, fvbm-ALGO)"
+        )));
     };
     Ok(value.py()?.to_string())
 }
@@ -384,68 +386,24 @@ pub fn fit_frank_wolfe(
 // ---------------------------------------------------------------------------------------------
 // FVBM
 
-/// Fits an FVBM as `boltzkit fvbm fit` does: `bslm` stops at first-order optimality (the
-/// library's default `MpleParams`), `ga` and `newton` keep the paper's gain rule
-/// (`MpleParams::paper()`), unless `tau` / `grad_tol` are given; `pcd` is seeded by `seed`.
-/// The callback receives `{iteration, objective}` per sweep (MPLE, MLE) or `{update,
-/// mismatch}` (PCD); Ctrl-C stops every solver after its current iteration.
+/// Fits an FVBM as `boltzkit fvbm fit` does. `settings` is the fit's settings object (JSON,
+/// [`FvbmParams`]): `algo` and the estimator's keyword arguments under the schema's names, put
+/// over that solver's defaults and checked by the library (`bslm` stops at first-order
+/// optimality, `ga` and `newton` at the paper's gain rule; `pcd` is seeded by `seed`). The
+/// callback receives `{iteration, objective}` per sweep (MPLE, MLE) or `{update, mismatch}`
+/// (PCD); Ctrl-C stops every solver after its current iteration.
 #[pyfunction]
-#[pyo3(signature = (x, algo, convention, l2, max_iterations, tau, grad_tol, check_existence,
-    mu, learning_rate, n_chains, n_updates, seed, callback=None, threads=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, settings, callback=None, threads=None))]
 pub fn fit_fvbm(
-    py: Python<'_>,
     x: PyReadonlyArray2<'_, u8>,
-    algo: &str,
-    convention: &str,
-    l2: f64,
-    max_iterations: usize,
-    tau: Option<f64>,
-    grad_tol: Option<f64>,
-    check_existence: bool,
-    mu: f64,
-    learning_rate: f64,
-    n_chains: usize,
-    n_updates: usize,
-    seed: u64,
+    settings: &str,
     callback: Option<Py<PyAny>>,
     threads: Option<usize>,
 ) -> PyResult<FitResult> {
+    let py = x.py();
     let data = convert::dataset(&x, Cards::Binary)?;
-    let conv = match convention {
-        "spin" => Convention::Spin,
-        "binary" => Convention::Binary,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "convention must be 'spin' or 'binary', got {other:?}"
-            )))
-        }
-    };
-    if !matches!(algo, "bslm" | "ga" | "newton" | "mle" | "pcd") {
-        return Err(PyValueError::new_err(format!(
-            "algo must be one of 'newton', 'bslm', 'ga', 'mle', 'pcd', got {algo:?}"
-        )));
-    }
-    let stop = if algo == "bslm" {
-        MpleParams::default()
-    } else {
-        MpleParams::paper()
-    };
-    let mple = MpleParams {
-        convention: conv,
-        tau: tau.unwrap_or(stop.tau),
-        grad_tol: grad_tol.unwrap_or(stop.grad_tol),
-        max_iterations,
-        l2,
-        check_existence,
-        ..MpleParams::default()
-    };
-    mple.check().py()?;
-    if algo == "ga" && !(mu.is_finite() && mu > 0.0) {
-        return Err(PyValueError::new_err(format!(
-            "mu must be a finite number > 0, got {mu}"
-        )));
-    }
+    let params = FvbmParams::from_json(settings).py()?;
+    params.check().py()?;
     let raised = Raised::default();
     let flag = Interrupt::new();
     let work = || -> boltzkit::Result<(boltzkit::fvbm::Fvbm, serde_json::Value)> {
@@ -471,44 +429,17 @@ pub fn fit_fvbm(
             rec["stop_reason"] = json!(fit.record.stop.to_string());
             (fit.model, rec)
         };
-        Ok(match algo {
-            "bslm" => with_exists(mple.check()?.fit_with(&data, solver_run!())?),
-            "ga" => {
-                let p = ga::GaParams {
-                    step: mu,
-                    mple: mple.clone(),
-                };
-                with_exists(p.check()?.fit_with(&data, solver_run!())?)
-            }
-            "newton" => {
-                let p = newton::NewtonParams {
-                    mple: mple.clone(),
-                    ..Default::default()
-                };
-                with_exists(p.check()?.fit_with(&data, solver_run!())?)
-            }
-            "mle" => {
-                let mut p = mle::MleParams {
-                    convention: conv,
-                    l2,
-                    ..Default::default()
-                };
-                p.lbfgs.max_iterations = max_iterations;
+        Ok(match &params {
+            FvbmParams::Bslm(p) => with_exists(p.check()?.fit_with(&data, solver_run!())?),
+            FvbmParams::Ga(p) => with_exists(p.check()?.fit_with(&data, solver_run!())?),
+            FvbmParams::Newton(p) => with_exists(p.check()?.fit_with(&data, solver_run!())?),
+            FvbmParams::Mle(p) => {
                 let fit = p.check()?.fit_with(&data, solver_run!())?;
                 let mut rec = serde_json::to_value(&fit.record).unwrap_or_default();
                 rec["stop_reason"] = json!(fit.record.stop.to_string());
                 (fit.model, rec)
             }
-            _ => {
-                let p = pcd::PcdParams {
-                    convention: conv,
-                    learning_rate,
-                    n_chains,
-                    n_updates,
-                    l2,
-                    init: None,
-                    seed,
-                };
+            FvbmParams::Pcd(p) => {
                 let mut run = Run::new().interrupt(flag.clone());
                 if let Some(cb) = cb {
                     run = run.observe(move |p: &mut pcd::PcdProgress<'_>| {
@@ -527,28 +458,7 @@ pub fn fit_fvbm(
     };
     let (out, signal) = run::interruptible(py, threads, &flag, work)?;
     let (model, record) = out.py()?;
-    let settings = match algo {
-        "mle" => FvbmFitSettings::Mle { l2, max_iterations },
-        "pcd" => FvbmFitSettings::Pcd {
-            learning_rate,
-            chains: n_chains,
-            updates: n_updates,
-            l2,
-        },
-        solver => FvbmFitSettings::Mple {
-            solver: match solver {
-                "bslm" => "bslm",
-                "ga" => "ga",
-                _ => "newton",
-            },
-            tau: mple.tau,
-            grad_tol: mple.grad_tol,
-            l2,
-            mu,
-            max_iterations,
-        },
-    };
-    let meta = provenance::fvbm_fit(&settings, (algo == "pcd").then_some(seed), None);
+    let meta = provenance::fvbm_fit(&params, None).py()?;
     let model = NativeModel::new(AnyModel::Fvbm(model), None, meta);
     Ok((model, record.to_string(), pending(py, &raised, signal)))
 }

@@ -89,3 +89,31 @@ def test_rbm_settings_reach_the_model_file_and_come_back(binary_data, tmp_path):
     for name in boltzkit.rbm.RBM_SETTINGS:
         assert getattr(back, name) == pytest.approx(getattr(est, name)), name
     np.testing.assert_array_equal(back.components_, est.components_)
+
+
+def test_fvbm_settings_are_the_solvers_schema():
+    """Each FVBM setting names a field of the solvers' schema (``FvbmParams``) that uses it;
+    its default is theirs (None: each solver's own); the stub lists every field."""
+    own = {"verbose", "callback", "random_state", "n_jobs"}
+    mapped = boltzkit.fvbm.FVBM_SETTINGS
+    signature = inspect.signature(boltzkit.FVBM.__init__).parameters
+    names = [name for name in signature if name != "self"]
+    assert [n for n in names if n not in own] == list(mapped)
+    assert [n for n in doc_parameters(boltzkit.FVBM) if n not in own] == list(mapped)
+    per_algo = {a: json.loads(_native.default_settings(f"fvbm-{a}")) for a in boltzkit.fvbm.ALGOS}
+    for name, field in mapped.items():
+        having = [a for a, d in per_algo.items() if field in d]
+        assert having, name
+        if name != "algo" and signature[name].default is not None:
+            assert {per_algo[a][field] for a in having} == {signature[name].default}, name
+    assert set(stub_fields("FvbmSettings")) == set().union(*per_algo.values())
+
+
+def test_fvbm_settings_reach_the_model_file(binary_data):
+    est = boltzkit.FVBM(algo="ga", mu=0.5, tol=1e-3, max_iter=50, check_existence=False)
+    recorded = json.loads(est.fit(binary_data[:, :6]).model_.metadata["settings"])
+    assert (recorded["algo"], recorded["step"], recorded["tau"]) == ("ga", 0.5, 1e-3)
+    assert (recorded["max_iterations"], recorded["check_existence"]) == (50, False)
+    assert recorded["grad_tol"] == json.loads(_native.default_settings("fvbm-ga"))["grad_tol"]
+    with pytest.raises(ValueError, match="step"):
+        boltzkit.FVBM(algo="ga", mu=-1.0).fit(binary_data[:, :6])

@@ -17,6 +17,7 @@ use crate::data::Binarize;
 use crate::error::Result;
 use crate::fit::StopReason;
 use crate::fsll::{FsllParams, TransformPath};
+use crate::fvbm::FvbmParams;
 use crate::model::Metadata;
 use crate::rbm::train::RbmParams;
 use serde::Serialize;
@@ -204,97 +205,23 @@ pub fn fw_fit(
     meta
 }
 
-/// The settings of an FVBM fit (`fvbm fit`, `FVBM.fit`) as its file records them, by solver.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FvbmFitSettings {
-    /// An MPLE solver: `bslm`, `ga` or `newton`.
-    Mple {
-        /// `bslm`, `ga` or `newton`.
-        solver: &'static str,
-        /// The gain threshold τ.
-        tau: f64,
-        /// The gradient tolerance.
-        grad_tol: f64,
-        /// The L2 penalty.
-        l2: f64,
-        /// The gradient-ascent step μ.
-        mu: f64,
-        /// The most sweeps.
-        max_iterations: usize,
-    },
-    /// Exact maximum likelihood (`mle`).
-    Mle {
-        /// The L2 penalty.
-        l2: f64,
-        /// The most L-BFGS iterations.
-        max_iterations: usize,
-    },
-    /// Persistent contrastive divergence (`pcd`).
-    Pcd {
-        /// The learning rate.
-        learning_rate: f64,
-        /// Persistent chains.
-        chains: usize,
-        /// Updates.
-        updates: usize,
-        /// The L2 penalty.
-        l2: f64,
-    },
-}
-
-impl FvbmFitSettings {
-    /// The solver's name (the `algorithm` entry).
-    pub fn algorithm(&self) -> &'static str {
-        match self {
-            FvbmFitSettings::Mple { solver, .. } => solver,
-            FvbmFitSettings::Mle { .. } => "mle",
-            FvbmFitSettings::Pcd { .. } => "pcd",
-        }
-    }
-
-    /// The `settings` entry.
-    pub fn to_json(&self) -> Value {
-        match *self {
-            FvbmFitSettings::Mple {
-                tau,
-                grad_tol,
-                l2,
-                mu,
-                max_iterations,
-                ..
-            } => json!({"tau": tau, "grad_tol": grad_tol, "l2": l2, "mu": mu,
-                "max_iterations": max_iterations}),
-            FvbmFitSettings::Mle { l2, max_iterations } => {
-                json!({"l2": l2, "max_iterations": max_iterations})
-            }
-            FvbmFitSettings::Pcd {
-                learning_rate,
-                chains,
-                updates,
-                l2,
-            } => json!({"learning_rate": learning_rate, "chains": chains, "updates": updates,
-                "l2": l2}),
-        }
-    }
-}
-
-/// The metadata of a fitted FVBM's file: `algorithm`, `settings`, `seed` when the fit drew
-/// random numbers, and the data file when there is one.
-pub fn fvbm_fit(
-    settings: &FvbmFitSettings,
-    seed: Option<u64>,
-    data: Option<&DataFile>,
-) -> Metadata {
+/// The metadata of a fitted FVBM's file: `algorithm` (the solver), `settings` (the serialized
+/// [`FvbmParams`], the one schema), `seed` when the fit drew random numbers (PCD), and the
+/// data file when there is one.
+pub fn fvbm_fit(params: &FvbmParams, data: Option<&DataFile>) -> Result<Metadata> {
     let mut meta = Metadata::new();
-    meta.insert("algorithm".into(), settings.algorithm().into());
-    meta.insert("settings".into(), settings.to_json().to_string());
-    if let Some(s) = seed {
+    meta.insert("algorithm".into(), params.algo().into());
+    meta.insert(
+        "settings".into(),
+        crate::settings::to_json(params)?.to_string(),
+    );
+    if let Some(s) = params.seed() {
         meta.insert("seed".into(), s.to_string());
     }
     if let Some(d) = data {
         d.record(&mut meta);
     }
-    meta
+    Ok(meta)
 }
 
 /// The metadata of a fitted FSLL model's file: `algorithm` (`fsll-greedy-mdl`), `settings`

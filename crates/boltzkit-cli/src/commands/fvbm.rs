@@ -12,9 +12,9 @@ use boltzkit::data::synth::{sample_states_memory, table_memory};
 use boltzkit::data::{write_dataset, Binarize, Dataset};
 use boltzkit::fit::{Control, Learner, Run, StopReason};
 use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
-use boltzkit::fvbm::{ga, inference, mle, newton, pcd, pseudo, Convention, Fvbm, MpleParams};
+use boltzkit::fvbm::{inference, pcd, pseudo, Convention, Fvbm, FvbmParams, GaParams, PcdParams};
 use boltzkit::model::{ExactTask, Model, Sampling};
-use boltzkit::provenance::{self, DataFile, FvbmFitSettings};
+use boltzkit::provenance::{self, DataFile};
 use boltzkit::rng::{derive_seed, rng_from_seed, BkRng};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
@@ -82,7 +82,8 @@ enum FvbmVerb {
 }
 
 /// The learning algorithm of `fvbm fit`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum AlgoArg {
     /// MPLE by block successive lower-bound maximization (the paper's)
     Bslm,
@@ -97,7 +98,8 @@ pub enum AlgoArg {
 }
 
 /// The FVBM convention.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ConventionArg {
     /// Units take ±1 (the data's 0 maps to −1)
     Spin,
@@ -114,6 +116,74 @@ impl From<ConventionArg> for Convention {
     }
 }
 
+/// The solver and its settings as flags: serialized under the schema's names ([`FvbmParams`])
+/// and put over that solver's defaults ([`FvbmParams::from_value`]); a flag left out keeps
+/// the solver's own default, and a default shown here is read from the library's struct. A
+/// new setting of a solver with a flag is one field here.
+#[derive(Debug, Args, Serialize)]
+struct SolverFlags {
+    /// Learning algorithm
+    #[arg(long, value_enum, default_value_t = AlgoArg::Bslm)]
+    algo: AlgoArg,
+    /// Convention of the fitted model [default: spin]
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    convention: Option<ConventionArg>,
+    /// L2 penalty λ ≥ 0 per sample (the penalized maximizer always exists) [default: 0]
+    #[arg(long, value_name = "λ")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    l2: Option<f64>,
+    /// Skip the check that the MPLE exists (bslm, ga, newton without --l2): Stiemke's
+    /// certificate at the fit, else a linear program that can take minutes beyond d ≈ 30;
+    /// runaway parameters are still detected
+    #[arg(long)]
+    #[serde(
+        rename = "check_existence",
+        serialize_with = "negated",
+        skip_serializing_if = "is_false"
+    )]
+    no_existence_check: bool,
+    /// Stop when the objective gains less than this in an iteration (bslm, ga, newton)
+    /// [default: off for bslm, which stops at --grad-tol; 1e-5, the paper's, for ga and newton]
+    #[arg(long, value_name = "τ")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tau: Option<f64>,
+    /// Stop when every component of the gradient per sample is at most this (bslm, ga,
+    /// newton; mle: of the KL's gradient) [default: 1e-7 for bslm (it then returns the MPLE);
+    /// off for ga and newton; 1e-8 for mle]
+    #[arg(long, value_name = "X")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grad_tol: Option<f64>,
+    /// Step μ of gradient ascent (μ ≤ 1 is monotone)
+    #[arg(long, value_name = "μ", alias = "mu", default_value_t = GaParams::default().step)]
+    step: f64,
+    /// Most iterations (sweeps for bslm and ga, Newton steps, L-BFGS iterations for mle)
+    /// [default: 100,000; mle: 1,000]
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_iterations: Option<usize>,
+    /// PCD learning rate
+    #[arg(long, default_value_t = PcdParams::default().learning_rate)]
+    learning_rate: f64,
+    /// PCD persistent chains
+    #[arg(long, value_name = "N", default_value_t = PcdParams::default().n_chains)]
+    #[serde(rename = "n_chains")]
+    chains: usize,
+    /// PCD parameter updates
+    #[arg(long, value_name = "N", default_value_t = PcdParams::default().n_updates)]
+    #[serde(rename = "n_updates")]
+    updates: usize,
+}
+
+/// `--no-existence-check` as the setting it turns off.
+fn negated<S: serde::Serializer>(flag: &bool, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bool(!flag)
+}
+
+fn is_false(flag: &bool) -> bool {
+    !flag
+}
+
 #[derive(Debug, Args)]
 struct FitArgs {
     /// Training data of 0/1 values (.npy, .csv, .tsv, .amat; .gz read transparently)
@@ -121,43 +191,8 @@ struct FitArgs {
     data: PathBuf,
     #[command(flatten)]
     binarize: BinarizeArgs,
-    /// Learning algorithm
-    #[arg(long, value_enum, default_value_t = AlgoArg::Bslm)]
-    algo: AlgoArg,
-    /// Convention of the fitted model
-    #[arg(long, value_enum, default_value_t = ConventionArg::Spin)]
-    convention: ConventionArg,
-    /// L2 penalty λ ≥ 0 per sample (the penalized maximizer always exists)
-    #[arg(long, value_name = "λ", default_value_t = 0.0)]
-    l2: f64,
-    /// Skip the check that the MPLE exists (bslm, ga, newton without --l2): Stiemke's
-    /// certificate at the fit, else a linear program that can take minutes beyond d ≈ 30;
-    /// runaway parameters are still detected
-    #[arg(long)]
-    no_existence_check: bool,
-    /// Stop when the objective gains less than this in an iteration (bslm, ga, newton)
-    /// [default: off for bslm, which stops at --grad-tol; 1e-5, the paper's, for ga and newton]
-    #[arg(long, value_name = "τ")]
-    tau: Option<f64>,
-    /// Stop when every component of the gradient per sample is at most this (bslm, ga,
-    /// newton) [default: 1e-7 for bslm (it then returns the MPLE); off for ga and newton]
-    #[arg(long, value_name = "X")]
-    grad_tol: Option<f64>,
-    /// Step μ of gradient ascent (μ ≤ 1 is monotone)
-    #[arg(long, default_value_t = 1.0)]
-    mu: f64,
-    /// Most iterations (sweeps for bslm and ga, Newton steps, L-BFGS iterations for mle)
-    #[arg(long, value_name = "N", default_value_t = 100_000)]
-    max_iterations: usize,
-    /// PCD learning rate
-    #[arg(long, default_value_t = 0.01)]
-    learning_rate: f64,
-    /// PCD persistent chains
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    chains: usize,
-    /// PCD parameter updates
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
-    updates: usize,
+    #[command(flatten)]
+    solver: SolverFlags,
     /// Where to write the model (safetensors)
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -388,7 +423,8 @@ struct ExistenceSummary {
 
 impl FitArgs {
     fn run(self) -> anyhow::Result<()> {
-        let seed = if self.algo == AlgoArg::Pcd || self.binarize.is_random() {
+        let algo = self.solver.algo;
+        let seed = if algo == AlgoArg::Pcd || self.binarize.is_random() {
             Some(self.common.init()?)
         } else {
             self.common.init_threads()?;
@@ -399,49 +435,27 @@ impl FitArgs {
             &[("-o", self.output.as_deref())],
             &[],
         )?;
-        let conv: Convention = self.convention.into();
-        // BSLM stops at first-order optimality (the library's default); ga and newton keep
-        // the paper's gain rule
-        let stop = match self.algo {
-            AlgoArg::Bslm => MpleParams::default(),
-            _ => MpleParams::paper(),
-        };
-        let (tau, grad_tol) = (
-            self.tau.unwrap_or(stop.tau),
-            self.grad_tol.unwrap_or(stop.grad_tol),
-        );
-        let mple = MpleParams {
-            convention: conv,
-            tau,
-            grad_tol,
-            max_iterations: self.max_iterations,
-            l2: self.l2,
-            check_existence: !self.no_existence_check,
-            ..MpleParams::default()
-        };
-        mple.check()?;
-        if self.algo == AlgoArg::Ga && !(self.mu.is_finite() && self.mu > 0.0) {
-            return Err(UsageError::new(format!(
-                "--mu must be a finite number > 0, got {}",
-                self.mu
-            ))
-            .into());
+        let mut params = FvbmParams::from_value(boltzkit::settings::to_json(&self.solver)?)?;
+        if let FvbmParams::Pcd(p) = &mut params {
+            p.seed = seed.unwrap_or(0);
         }
+        params.check()?;
+        let conv = params.convention();
         let data = load_binary(
             &self.data,
             self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
         )?;
         let d = data.n_vars();
         guard::memory(
-            &format!("fvbm fit --algo {:?} on {d} variables", self.algo).to_lowercase(),
+            &format!("fvbm fit --algo {} on {d} variables", params.algo()),
             fit_memory(
-                self.algo,
+                algo,
                 d as u64,
                 data.n_samples() as u64,
-                self.chains as u64,
+                self.solver.chains as u64,
             ),
         )?;
-        if self.algo == AlgoArg::Mle && d > MAX_EXACT_UNITS {
+        if algo == AlgoArg::Mle && d > MAX_EXACT_UNITS {
             return Err(UsageError::new(format!(
                 "--algo mle enumerates all 2^d states: needs at most {MAX_EXACT_UNITS} \
                  variables, the data have {d}"
@@ -462,33 +476,21 @@ impl FitArgs {
             Ok(Control::Continue)
         };
         let mut warnings = None;
-        let (model, settings, solver, mple_objective, stop) = match self.algo {
-            AlgoArg::Bslm | AlgoArg::Ga | AlgoArg::Newton => {
-                let fit = match self.algo {
-                    AlgoArg::Bslm => mple.check()?.fit_with(
-                        &data,
-                        Run::new().observe(&mut show).interrupt(interrupt.clone()),
-                    )?,
-                    AlgoArg::Ga => {
-                        let p = ga::GaParams {
-                            step: self.mu,
-                            mple: mple.clone(),
-                        };
-                        p.check()?.fit_with(
-                            &data,
-                            Run::new().observe(&mut show).interrupt(interrupt.clone()),
-                        )?
+        // a Run for the fit (its type is the learner's)
+        macro_rules! run {
+            () => {
+                Run::new().interrupt(interrupt.clone())
+            };
+        }
+        let (model, solver, mple_objective, stop) = match &params {
+            FvbmParams::Bslm(_) | FvbmParams::Ga(_) | FvbmParams::Newton(_) => {
+                let fit = match &params {
+                    FvbmParams::Bslm(p) => p.check()?.fit_with(&data, run!().observe(&mut show))?,
+                    FvbmParams::Ga(p) => p.check()?.fit_with(&data, run!().observe(&mut show))?,
+                    FvbmParams::Newton(p) => {
+                        p.check()?.fit_with(&data, run!().observe(&mut show))?
                     }
-                    _ => {
-                        let p = newton::NewtonParams {
-                            mple: mple.clone(),
-                            ..Default::default()
-                        };
-                        p.check()?.fit_with(
-                            &data,
-                            Run::new().observe(&mut show).interrupt(interrupt.clone()),
-                        )?
-                    }
+                    _ => unreachable!("an MPLE solver"),
                 };
                 let r = &fit.record;
                 let objective = Some(r.final_objective());
@@ -507,33 +509,12 @@ impl FitArgs {
                 };
                 spin.finish_and_clear();
                 warnings = warn(&r.warnings, &self.common);
-                let settings = FvbmFitSettings::Mple {
-                    solver: match self.algo {
-                        AlgoArg::Bslm => "bslm",
-                        AlgoArg::Ga => "ga",
-                        _ => "newton",
-                    },
-                    tau,
-                    grad_tol,
-                    l2: self.l2,
-                    mu: self.mu,
-                    max_iterations: self.max_iterations,
-                };
-                (fit.model, settings, solver, objective, fit.record.stop)
+                (fit.model, solver, objective, fit.record.stop)
             }
-            AlgoArg::Mle => {
-                let mut p = mle::MleParams {
-                    convention: conv,
-                    l2: self.l2,
-                    ..Default::default()
-                };
-                p.lbfgs.max_iterations = self.max_iterations;
-                let fit = p
-                    .check()?
-                    .fit_with(&data, Run::new().interrupt(interrupt.clone()))?;
+            FvbmParams::Mle(p) => {
+                let fit = p.check()?.fit_with(&data, run!())?;
                 let r = &fit.record;
                 spin.finish_and_clear();
-                let objective = None;
                 let solver = SolverSummary::Mle {
                     kl_data: r.kl_data,
                     iterations: r.iterations,
@@ -541,46 +522,24 @@ impl FitArgs {
                     final_gradient: r.final_gradient,
                     learn_s: r.seconds,
                 };
-                let settings = FvbmFitSettings::Mle {
-                    l2: self.l2,
-                    max_iterations: self.max_iterations,
-                };
-                (fit.model, settings, solver, objective, fit.record.stop)
+                (fit.model, solver, None, fit.record.stop)
             }
-            AlgoArg::Pcd => {
-                let p = pcd::PcdParams {
-                    convention: conv,
-                    learning_rate: self.learning_rate,
-                    n_chains: self.chains,
-                    n_updates: self.updates,
-                    l2: self.l2,
-                    init: None,
-                    seed: seed.unwrap_or(0),
-                };
+            FvbmParams::Pcd(p) => {
                 let learner = p.check()?;
                 spin.finish_and_clear();
-                let bar = progress::bar(self.updates as u64, "updates", self.common.quiet);
-                let run = Run::new()
-                    .observe(|_: &mut pcd::PcdProgress<'_>| {
-                        bar.inc(1);
-                        Ok(Control::Continue)
-                    })
-                    .interrupt(interrupt.clone());
-                let fit = learner.fit_with(&data, run)?;
+                let bar = progress::bar(p.n_updates as u64, "updates", self.common.quiet);
+                let observed = run!().observe(|_: &mut pcd::PcdProgress<'_>| {
+                    bar.inc(1);
+                    Ok(Control::Continue)
+                });
+                let fit = learner.fit_with(&data, observed)?;
                 bar.finish_and_clear();
-                let objective = None;
                 let solver = SolverSummary::Pcd {
                     updates: fit.record.updates,
                     final_mismatch: fit.record.final_mismatch,
                     learn_s: fit.record.seconds,
                 };
-                let settings = FvbmFitSettings::Pcd {
-                    learning_rate: self.learning_rate,
-                    chains: self.chains,
-                    updates: self.updates,
-                    l2: self.l2,
-                };
-                (fit.model, settings, solver, objective, fit.record.stop)
+                (fit.model, solver, None, fit.record.stop)
             }
         };
         // the MPLE solvers report their own final objective (log-PL minus the penalty)
@@ -592,7 +551,7 @@ impl FitArgs {
             data: self.data.display().to_string(),
             samples: data.n_samples(),
             vars: d,
-            algo: format!("{:?}", self.algo).to_lowercase(),
+            algo: params.algo().to_string(),
             convention: conv.name(),
             solver,
             log_pl,
@@ -606,7 +565,7 @@ impl FitArgs {
             output: None,
         };
         if let Some(path) = &self.output {
-            let meta = provenance::fvbm_fit(&settings, seed, Some(&DataFile::of(&self.data)?));
+            let meta = provenance::fvbm_fit(&params, Some(&DataFile::of(&self.data)?))?;
             model
                 .save(path, &meta)
                 .with_context(|| format!("writing the model to {}", path.display()))?;

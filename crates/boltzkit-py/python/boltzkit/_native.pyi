@@ -129,20 +129,35 @@ def fit_frank_wolfe(
     threads: Optional[int] = None,
     binarize: Optional[float] = None,
 ) -> tuple[NativeModel, Optional[NativeModel], str, Optional[BaseException]]: ...
+class FvbmSettings(TypedDict, total=False):
+    """An FVBM fit's settings object (the library's ``FvbmParams``, JSON): ``algo`` and the
+    fields of that solver (``default_settings("fvbm-ALGO")``); left out, the solver's default.
+    ``FVBM``'s ``max_iter``, ``tol`` and ``mu`` are ``max_iterations``, ``tau`` and ``step``."""
+
+    algo: str
+    convention: str
+    tau: float
+    max_iterations: int
+    grad_tol: float
+    l2: float
+    check_existence: bool
+    step: float
+    armijo: float
+    max_backtracks: int
+    memory: int
+    grad_tol_relative: float
+    f_tol: float
+    c1: float
+    c2: float
+    max_line_search: int
+    learning_rate: float
+    n_chains: int
+    n_updates: int
+    seed: int
+
 def fit_fvbm(
     x: _U8,
-    algo: str,
-    convention: str,
-    l2: float,
-    max_iterations: int,
-    tau: Optional[float],
-    grad_tol: Optional[float],
-    check_existence: bool,
-    mu: float,
-    learning_rate: float,
-    n_chains: int,
-    n_updates: int,
-    seed: int,
+    settings: str,
     callback: _Callback = None,
     threads: Optional[int] = None,
 ) -> tuple[NativeModel, str, Optional[BaseException]]: ...

@@ -11,13 +11,19 @@ from . import _native
 
 
 def defaults(kind):
-    """The library's default settings of learner ``kind`` (``"rbm"``), by name."""
+    """The library's default settings of learner ``kind`` (``"rbm"``, ``"fvbm-newton"``, …),
+    by name."""
     return json.loads(_native.default_settings(kind))
 
 
 def settings_json(est, names, **override):
     """The estimator's parameters ``names`` (then ``override``) as a settings object (JSON);
-    numpy scalars become Python numbers."""
-    values = {name: getattr(est, name) for name in names}
+    numpy scalars become Python numbers. ``names`` may map a parameter to its name in the
+    schema; its ``None`` values are then left out (the solver's default)."""
+    if isinstance(names, dict):
+        values = {key: getattr(est, name) for name, key in names.items()}
+        values = {key: value for key, value in values.items() if value is not None}
+    else:
+        values = {name: getattr(est, name) for name in names}
     values.update(override)
     return json.dumps({k: v.item() if hasattr(v, "item") else v for k, v in values.items()})

@@ -8,7 +8,27 @@ from . import _native
 from ._base import BaseEstimator, check_fitted
 from ._model import ModelMixin
 from ._results import WaldTable, parse_record, progress_hook
+from ._settings import defaults, settings_json
 from ._validation import check_choice, check_number, explain_refusal, seed_from
+
+ALGOS = ("newton", "bslm", "ga", "mle", "pcd")
+_DEFAULTS = {algo: defaults(f"fvbm-{algo}") for algo in ALGOS}
+# The estimator's settings by their names in the library's schema (``FvbmParams``: ``algo``
+# and the solver's fields): the scikit-learn spellings ``max_iter`` and ``tol`` and the
+# paper's ``mu`` are the schema's ``max_iterations``, ``tau`` and ``step``.
+FVBM_SETTINGS = {
+    "algo": "algo",
+    "convention": "convention",
+    "l2": "l2",
+    "max_iter": "max_iterations",
+    "tol": "tau",
+    "grad_tol": "grad_tol",
+    "check_existence": "check_existence",
+    "mu": "step",
+    "learning_rate": "learning_rate",
+    "n_chains": "n_chains",
+    "n_updates": "n_updates",
+}
 
 
 class FVBM(ModelMixin, BaseEstimator):
@@ -31,12 +51,15 @@ class FVBM(ModelMixin, BaseEstimator):
     convention : {"spin", "binary"}, default="spin"
     l2 : float, default=0.0
         L2 penalty on every parameter (makes the estimate exist when the MPLE does not).
-    max_iter : int, default=100000
-        Iteration budget (sweeps, L-BFGS iterations).
+    max_iter : int or None, default=None
+        Iteration budget (sweeps, Newton steps, L-BFGS iterations; None: the solver's, 100000
+        for the MPLE solvers, 1000 for ``mle``).
     tol : float or None, default=None
-        Relative gain below which MPLE stops (None: the CLI's default for the algorithm).
+        Gain of an iteration below which MPLE stops (``tau``; None: the solver's, off for
+        ``bslm``, 1e-5 for ``ga`` and ``newton``).
     grad_tol : float or None, default=None
-        Gradient norm below which MPLE stops (None: the CLI's default).
+        Largest gradient component per sample below which the fit stops (None: the
+        solver's).
     check_existence : bool, default=True
         Decide exactly whether the MPLE exists (a linear program), recorded in
         ``mple_exists_``.
@@ -78,16 +101,16 @@ class FVBM(ModelMixin, BaseEstimator):
     def __init__(
         self,
         algo="newton",
-        convention="spin",
-        l2=0.0,
-        max_iter=100_000,
+        convention=_DEFAULTS["newton"]["convention"],
+        l2=_DEFAULTS["newton"]["l2"],
+        max_iter=None,
         tol=None,
         grad_tol=None,
-        check_existence=True,
-        mu=1.0,
-        learning_rate=0.01,
-        n_chains=100,
-        n_updates=10_000,
+        check_existence=_DEFAULTS["newton"]["check_existence"],
+        mu=_DEFAULTS["ga"]["step"],
+        learning_rate=_DEFAULTS["pcd"]["learning_rate"],
+        n_chains=_DEFAULTS["pcd"]["n_chains"],
+        n_updates=_DEFAULTS["pcd"]["n_updates"],
         verbose=0,
         callback=None,
         random_state=None,
@@ -111,10 +134,10 @@ class FVBM(ModelMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Fits the model to the 0/1 rows of ``X``; returns ``self``."""
-        check_choice("algo", self.algo, ("newton", "bslm", "ga", "mle", "pcd"))
+        check_choice("algo", self.algo, ALGOS)
         check_choice("convention", self.convention, ("spin", "binary"))
         check_number("l2", self.l2, low=0)
-        check_number("max_iter", self.max_iter, low=1, integer=True)
+        check_number("max_iter", self.max_iter, low=1, integer=True, allow_none=True)
         check_number("tol", self.tol, low=0, allow_none=True)
         check_number("grad_tol", self.grad_tol, low=0, allow_none=True)
         X = self._check_X(X, reset=True, deferred=True)
@@ -123,18 +146,7 @@ class FVBM(ModelMixin, BaseEstimator):
         model, record, exc = explain_refusal(
             lambda: _native.fit_fvbm(
                 X,
-                self.algo,
-                self.convention,
-                float(self.l2),
-                int(self.max_iter),
-                None if self.tol is None else float(self.tol),
-                None if self.grad_tol is None else float(self.grad_tol),
-                bool(self.check_existence),
-                float(self.mu),
-                float(self.learning_rate),
-                int(self.n_chains),
-                int(self.n_updates),
-                seed,
+                settings_json(self, FVBM_SETTINGS, seed=seed),
                 hook,
                 self._threads(),
             ),

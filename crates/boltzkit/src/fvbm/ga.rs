@@ -15,12 +15,13 @@ use crate::error::{Error, Result};
 use crate::fit::{Learner, Run};
 use std::time::Instant;
 
-/// Settings of gradient ascent.
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of gradient ascent (serialized flat: `step` beside the MPLE settings).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GaParams {
     /// The step `μ > 0`; 1 gives BSLM, above 1 monotonicity is not guaranteed. Default 1.
     pub step: f64,
     /// The settings shared with the other MPLE solvers.
+    #[serde(flatten)]
     pub mple: MpleParams,
 }
 

@@ -18,8 +18,9 @@ use crate::error::Result;
 use crate::fit::{Count, Fit, Learner, Run, StopReason};
 use std::time::Instant;
 
-/// Settings of the exact maximum-likelihood fit.
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of the exact maximum-likelihood fit (serialized flat: the optimizer's settings
+/// beside its own; `init` is the starting model, not a setting, and is not serialized).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MleParams {
     /// The convention of the fitted model (the fitted distribution is the same in both).
     /// Default [`Convention::Spin`].
@@ -27,9 +28,11 @@ pub struct MleParams {
     /// L2 penalty `λ ≥ 0`: minimize `KL + λ/2·‖θ‖²`. Default 0 (plain BM-DI).
     pub l2: f64,
     /// The starting point (`None`: `θ = 0`). Default `None`.
+    #[serde(skip)]
     pub init: Option<Fvbm>,
     /// The optimizer's settings (its `grad_tol` bounds the largest moment mismatch; default
     /// 1e-8).
+    #[serde(flatten)]
     pub lbfgs: LbfgsParams,
 }
 

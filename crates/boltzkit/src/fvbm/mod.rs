@@ -18,6 +18,7 @@
 //! | [`lbfgs`] | the shared L-BFGS minimizer ([`crate::optim::lbfgs`], re-exported here) |
 //! | [`mle`] | exact maximum likelihood (BM-DI) by L-BFGS on exact moments |
 //! | [`pcd`] | persistent contrastive divergence (BM-PCD) on persistent Gibbs chains |
+//! | [`settings`] | [`FvbmParams`]: the solver and its settings, the one schema of a fit |
 //!
 //! Papers: Nguyen & Wood, *A block successive lower-bound maximization algorithm for the
 //! maximum pseudo-likelihood estimation of fully visible Boltzmann machines* (Neural
@@ -41,6 +42,7 @@ pub mod newton;
 pub mod pcd;
 pub mod pseudo;
 pub mod separation;
+pub mod settings;
 
 #[cfg(test)]
 mod testutil;
@@ -56,3 +58,4 @@ pub use mple::{Algorithm, BslmParams, FvbmFit, MpleParams, MpleRecord, Progress,
 pub use newton::{CheckedNewtonParams, NewtonParams};
 pub use pcd::{CheckedPcdParams, PcdParams, PcdProgress};
 pub use separation::{Existence, Runaway, Separation};
+pub use settings::FvbmParams;

@@ -28,7 +28,11 @@ pub const DEFAULT_GRAD_TOL: f64 = 1e-7;
 
 /// Settings shared by the MPLE solvers. The default stops at first-order optimality
 /// ([`DEFAULT_GRAD_TOL`]); [`MpleParams::paper`] is Sec. 5's gain rule.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// The serialized names are the schema ([`super::FvbmParams`]); `init` is not a setting (it
+/// is the starting model) and is not serialized.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct MpleParams {
     /// The convention of the fitted model (data files hold 0/1; spin maps 0 to −1).
     /// Default [`Convention::Spin`], the paper's.
@@ -48,6 +52,7 @@ pub struct MpleParams {
     pub l2: f64,
     /// The starting point (its convention must be [`MpleParams::convention`]); `None` starts
     /// at `θ = 0`. Default `None`.
+    #[serde(skip)]
     pub init: Option<Fvbm>,
     /// Without penalty, decide after the fit whether the maximizer exists: by Stiemke's
     /// certificate at the fitted point, else by the separation LP

@@ -19,10 +19,11 @@ use crate::error::{Error, Result};
 use crate::fit::{Interrupt, Learner, Run};
 use std::time::Instant;
 
-/// Settings of the Newton solver.
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of the Newton solver (serialized flat: the MPLE settings, then its own).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NewtonParams {
-    /// The settings shared with the other MPLE solvers (the default `τ` is 1e-5, as BSLM's).
+    /// The settings shared with the other MPLE solvers (the default `τ` is 1e-5, the paper's).
+    #[serde(flatten)]
     pub mple: MpleParams,
     /// The Armijo constant `c ∈ (0, 1)` of the line search. Default 1e-4.
     pub armijo: f64,

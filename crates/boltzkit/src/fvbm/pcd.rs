@@ -18,8 +18,10 @@ use crate::rng::derive_rng;
 use rand::Rng;
 use std::time::Instant;
 
-/// Settings of the PCD fit.
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of the PCD fit (`init` is the starting model, not a setting, and is not
+/// serialized).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct PcdParams {
     /// The convention of the fitted model. Default [`Convention::Spin`].
     pub convention: Convention,
@@ -32,6 +34,7 @@ pub struct PcdParams {
     /// L2 penalty `λ ≥ 0` (weight decay `−η·λ·θ` per update). Default 0.
     pub l2: f64,
     /// The starting point (`None`: `θ = 0`). Default `None`.
+    #[serde(skip)]
     pub init: Option<Fvbm>,
     /// Seed of the chains' start and of the Gibbs draws: the result depends on it only.
     /// Default 0.

@@ -8,7 +8,8 @@ use crate::error::{Error, Result};
 use crate::fit::{Count, StopReason};
 
 /// Settings of [`minimize`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct LbfgsParams {
     /// Number of correction pairs kept. Default 10.
     pub memory: usize,
