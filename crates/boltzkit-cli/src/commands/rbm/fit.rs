@@ -211,6 +211,10 @@ pub(super) struct TrainFlags {
     /// L2 weight decay on W
     #[arg(long, value_name = "X", default_value_t = RbmParams::default().train.weight_decay)]
     pub(super) weight_decay: f32,
+    /// The divergence guard's bound: a parameter larger in magnitude (or not finite) stops
+    /// the run as diverged, keeping the last good model
+    #[arg(long, value_name = "X", default_value_t = RbmParams::default().train.max_abs_param)]
+    pub(super) max_abs_param: f32,
 }
 
 /// Bytes `rbm fit` needs: the model and the trainer's copies of it (gradient, velocity,
