@@ -110,10 +110,11 @@ def test_fvbm_settings_are_the_solvers_schema():
 
 
 def test_fvbm_settings_reach_the_model_file(binary_data):
+    X = np.ascontiguousarray(binary_data[:, :6])
     est = boltzkit.FVBM(algo="ga", mu=0.5, tol=1e-3, max_iter=50, check_existence=False)
-    recorded = json.loads(est.fit(binary_data[:, :6]).model_.metadata["settings"])
+    recorded = json.loads(est.fit(X).model_.metadata["settings"])
     assert (recorded["algo"], recorded["step"], recorded["tau"]) == ("ga", 0.5, 1e-3)
     assert (recorded["max_iterations"], recorded["check_existence"]) == (50, False)
     assert recorded["grad_tol"] == json.loads(_native.default_settings("fvbm-ga"))["grad_tol"]
     with pytest.raises(ValueError, match="step"):
-        boltzkit.FVBM(algo="ga", mu=-1.0).fit(binary_data[:, :6])
+        boltzkit.FVBM(algo="ga", mu=-1.0).fit(X)
