@@ -129,6 +129,7 @@ def fit_frank_wolfe(
     threads: Optional[int] = None,
     binarize: Optional[float] = None,
 ) -> tuple[NativeModel, Optional[NativeModel], str, Optional[BaseException]]: ...
+
 class FvbmSettings(TypedDict, total=False):
     """An FVBM fit's settings object (the library's ``FvbmParams``, JSON): ``algo`` and the
     fields of that solver (``default_settings("fvbm-ALGO")``); left out, the solver's default.
