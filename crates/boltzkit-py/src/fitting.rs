@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex};
 
 /// What a fit returns to Python: the model, its record as JSON, and the exception to raise
 /// after keeping the model.
-type FitResult = (NativeModel, String, Option<Py<PyAny>>);
+pub(crate) type FitResult = (NativeModel, String, Option<Py<PyAny>>);
 
 /// A Frank-Wolfe fit: the grown model, the model of the selected size, the record, the
 /// exception to raise.
@@ -46,7 +46,7 @@ type FwFitResult = (NativeModel, Option<NativeModel>, String, Option<Py<PyAny>>)
 
 /// The first exception raised by a callback, kept for the calling thread.
 #[derive(Clone, Default)]
-struct Raised(Arc<Mutex<Option<PyErr>>>);
+pub(crate) struct Raised(Arc<Mutex<Option<PyErr>>>);
 
 impl Raised {
     fn keep(&self, e: PyErr) {
@@ -61,7 +61,7 @@ impl Raised {
 
 /// Calls the user's `callback(info)` with the GIL taken on the worker thread. `False` from the
 /// callback stops the run, an exception is kept (and stops it); the model observed is kept.
-fn control(
+pub(crate) fn control(
     cb: &Py<PyAny>,
     raised: &Raised,
     after: Count,
@@ -100,7 +100,7 @@ fn call_back(
 }
 
 /// The exception to raise after a fit: the callback's first, else the signal's.
-fn pending(py: Python<'_>, raised: &Raised, signal: Option<PyErr>) -> Option<Py<PyAny>> {
+pub(crate) fn pending(py: Python<'_>, raised: &Raised, signal: Option<PyErr>) -> Option<Py<PyAny>> {
     raised
         .take()
         .or(signal)

@@ -14,6 +14,7 @@ pub mod fsll;
 pub mod fvbm;
 pub mod gen;
 pub mod lab;
+pub mod potts;
 pub mod rbm;
 pub mod repro;
 
@@ -73,6 +74,18 @@ pub enum Command {
     )]
     Rbm(rbm::RbmArgs),
 
+    /// Potts models of sequence alignments: direct coupling analysis (fit, scores, contacts, ...)
+    #[command(
+        long_about = "Potts models of multiple sequence alignments and direct coupling analysis \
+                      (DCA): fit by pseudo-likelihood (plmc's by default), coupling scores, \
+                      contact precision against a structure with a PNG map, Gibbs samples \
+                      checked against the data, energies, sequence weights.\n\nExample:\n  \
+                      boltzkit potts fit --data PF00014_mgap6.fasta.gz -o pf14.safetensors \
+                      --couplings pf14.couplings\n  boltzkit potts contacts --couplings \
+                      pf14.couplings --distances PF00014_struct.dat --png pf14.png"
+    )]
+    Potts(potts::PottsArgs),
+
     /// Experiments on estimators: gradient bias and variance against the exact gradient
     #[command(
         long_about = "Experiments on the estimators themselves. `lab gradient`: squared bias \
@@ -125,6 +138,7 @@ impl Command {
             Command::Fvbm(args) => args.run(),
             Command::Rbm(args) => args.run(),
             Command::Lab(args) => args.run(),
+            Command::Potts(args) => args.run(),
             Command::Repro(args) => args.run(),
             Command::Bench(args) => args.run(),
             Command::Data(args) => args.run(),

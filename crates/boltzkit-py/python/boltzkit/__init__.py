@@ -7,6 +7,7 @@ FrankWolfeRBM  an RBM grown one hidden unit at a time by Frank-Wolfe
 FVBM           fully visible Boltzmann machine (Ising): MPLE (newton, bslm, ga), MLE, PCD;
                standard errors and Wald tests
 FSLL           full-span log-linear model (greedy MDL)
+Potts          Potts model of sequence alignments by pseudo-likelihood (DCA, plmc's)
 
 Data
 ----
@@ -16,6 +17,9 @@ datasets       the public data sets by name: ``datasets.load("binarized_mnist")`
 Functions
 ---------
 read_dataset   every reader of the library (npy, csv/tsv, IDX, amat; gzip)
+read_alignment FASTA, A2M, Stockholm alignments as integer codes (focus, gap filters)
+sequence_weights  plmc's sequence weights (identity threshold)
+contact_precision precision of predicted contacts at L/5, L/2, L, 2L
 load           any boltzkit model file, as a fitted estimator
 log_partition  ``ln Z`` of a model, with its standard error and interval
 kl_divergence  KL(p ‖ model) against a probability table
@@ -32,6 +36,14 @@ from ._loading import load
 from ._results import Estimate, LogLikelihood, WaldTable
 from .fsll import FSLL
 from .fvbm import FVBM
+from .potts import (
+    Alignment,
+    Potts,
+    contact_map,
+    contact_precision,
+    read_alignment,
+    sequence_weights,
+)
 from .rbm import RBM, FrankWolfeRBM
 
 NativeModel = _native.NativeModel
@@ -42,6 +54,12 @@ __all__ = [
     "FrankWolfeRBM",
     "FVBM",
     "FSLL",
+    "Potts",
+    "Alignment",
+    "read_alignment",
+    "sequence_weights",
+    "contact_map",
+    "contact_precision",
     "read_dataset",
     "load",
     "log_partition",

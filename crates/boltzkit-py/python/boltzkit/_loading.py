@@ -8,6 +8,7 @@ import os
 from . import _native
 from .fsll import FSLL
 from .fvbm import FVBM
+from .potts import Potts
 from .rbm import RBM, FrankWolfeRBM
 
 
@@ -17,11 +18,13 @@ def from_native(model):
     # a standard Frank-Wolfe model is stored as an ordinary RBM file; its metadata says so
     if kind == "rbm" and model.metadata.get("algorithm") == "frank-wolfe":
         kind = "frank-wolfe"
-    cls = {"rbm": RBM, "frank-wolfe": FrankWolfeRBM, "fvbm": FVBM, "fsll": FSLL}[kind]
+    classes = {"rbm": RBM, "frank-wolfe": FrankWolfeRBM, "fvbm": FVBM, "fsll": FSLL, "potts": Potts}
+    cls = classes[kind]
     return cls._from_native(model)
 
 
 def load(path):
     """Reads any boltzkit model file (written by ``save`` or by the CLI) as a fitted
-    estimator: :class:`RBM`, :class:`FrankWolfeRBM`, :class:`FVBM` or :class:`FSLL`."""
+    estimator: :class:`RBM`, :class:`FrankWolfeRBM`, :class:`FVBM`, :class:`FSLL` or
+    :class:`Potts`."""
     return from_native(_native.NativeModel.load(os.fspath(path)))

@@ -53,6 +53,8 @@ pub fn render_contact_map(map: &ContactMap) -> anyhow::Result<Rgb> {
             .y_desc("position i")
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 16))
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .disable_mesh()
             .draw()
             .map_err(err)?;

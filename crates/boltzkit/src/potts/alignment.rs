@@ -21,14 +21,16 @@
 //! Every fault is one [`Error::Parse`] naming the file, the line, the sequence and what was
 //! expected: an empty file, ragged lengths, a letter outside the alphabet (unless
 //! [`AlignmentParams::skip_unknown`], plmc's behaviour, drops such sequences), two sequences
-//! of one name, a focus that is absent or ambiguous.
+//! of one name, a focus that is absent or ambiguous, binary data. A gzipped file is read
+//! whatever its name ends in (by its magic bytes). [`Alignment::check_fittable`] refuses what
+//! no model can be fitted to: fewer than two sequences, a column holding only gaps.
 
 mod records;
 
 use super::alphabet::{Alphabet, INSERT};
 use crate::data::{load_bytes, Dataset};
 use crate::error::{Error, Result};
-use ndarray::Array2;
+use ndarray::{Array2, ArrayView2};
 use records::{fault, shown, Record};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -169,6 +171,22 @@ pub struct Alignment {
 }
 
 impl Alignment {
+    /// Refuses an alignment no model can be fitted to ([`unfittable`]): one [`Error::Parse`]
+    /// naming `path` (the file it was read from) and the column by its position.
+    pub fn check_fittable(&self, path: &Path) -> Result<()> {
+        let name = |c: usize| {
+            format!(
+                "column {} (position {})",
+                self.columns[c] + 1,
+                self.positions[c]
+            )
+        };
+        match unfittable(self.codes.view(), self.alphabet.gap(), name) {
+            Some((expected, found)) => Err(fault(path, None, None, expected, found)),
+            None => Ok(()),
+        }
+    }
+
     /// Number of kept sequences.
     pub fn n_sequences(&self) -> usize {
         self.codes.nrows()
@@ -240,17 +258,81 @@ impl Alignment {
 /// ```
 pub fn read_alignment(path: &Path, params: &AlignmentParams) -> Result<Alignment> {
     params.check()?;
-    let gz = path
+    let named_gz = path
         .file_name()
         .is_some_and(|n| n.to_string_lossy().to_ascii_lowercase().ends_with(".gz"));
-    let bytes = load_bytes(path, gz)?;
+    let bytes = load_bytes(path, named_gz || is_gzip(path)?)?;
     parse_alignment(path, &bytes, params)
+}
+
+/// Whether the file starts with gzip's magic bytes.
+fn is_gzip(path: &Path) -> Result<bool> {
+    use std::io::Read;
+    let mut head = [0u8; 2];
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let n = file.read(&mut head).map_err(|e| Error::io(path, e))?;
+    Ok(n == 2 && head == [0x1f, 0x8b])
+}
+
+/// Refuses binary data: the first control byte other than tab, line feed, form feed and
+/// carriage return, with its line.
+fn check_text(path: &Path, bytes: &[u8]) -> Result<()> {
+    let Some(at) = bytes
+        .iter()
+        .position(|&b| (b < 0x20 && !b"\t\n\x0c\r".contains(&b)) || b == 0x7f)
+    else {
+        return Ok(());
+    };
+    let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+    Err(fault(
+        path,
+        Some(line),
+        None,
+        "a text alignment (FASTA, A2M or Stockholm)",
+        format!("binary data (byte 0x{:02x} at offset {at})", bytes[at]),
+    ))
+}
+
+/// Why no Potts model can be fitted to `codes` (sequences × columns), as (expected, found):
+/// fewer than two sequences, or a column holding only the `gap` code. `name` names column
+/// `c` in the message.
+pub fn unfittable(
+    codes: ArrayView2<u8>,
+    gap: Option<u8>,
+    name: impl Fn(usize) -> String,
+) -> Option<(String, String)> {
+    let n = codes.nrows();
+    if n < 2 {
+        return Some((
+            "at least 2 sequences to fit a model".into(),
+            format!("{n} after the filters"),
+        ));
+    }
+    let g = gap?;
+    let empty: Vec<usize> = (0..codes.ncols())
+        .filter(|&c| codes.column(c).iter().all(|&v| v == g))
+        .collect();
+    let first = *empty.first()?;
+    let more = match empty.len() {
+        1 => String::new(),
+        k => format!(" and {} more", k - 1),
+    };
+    Some((
+        "columns holding at least one letter (a column gap filter below 1, --max-column-gaps \
+         / max_column_gaps, drops all-gap columns)"
+            .into(),
+        format!(
+            "{}{more} holding only gaps in all {n} sequences",
+            name(first)
+        ),
+    ))
 }
 
 /// Reads an alignment from the bytes of a file (`path` names it in messages and, with
 /// [`AlignmentParams::format`] unset, decides between FASTA and A2M).
 pub fn parse_alignment(path: &Path, bytes: &[u8], params: &AlignmentParams) -> Result<Alignment> {
     params.check()?;
+    check_text(path, bytes)?;
     let format = params
         .format
         .unwrap_or_else(|| AlignmentFormat::detect(path, bytes));

@@ -94,6 +94,16 @@ impl Distances {
         v.sort_by_key(|&(i, j, _)| (i, j));
         v
     }
+
+    /// The contacts `(i, j)` (`i < j`): pairs closer than `params.cutoff` at least
+    /// `params.min_separation` apart, in order.
+    pub fn contacts(&self, params: &ContactParams) -> Vec<(i64, i64)> {
+        self.pairs()
+            .into_iter()
+            .filter(|&(i, j, d)| d < params.cutoff && i.abs_diff(j) >= params.min_separation as u64)
+            .map(|(i, j, _)| (i, j))
+            .collect()
+    }
 }
 
 /// Reads a distance file: whitespace-separated columns `i j … distance` per line (the first

@@ -15,12 +15,14 @@
 //! | [`weights`] | sequence weights 1 / (neighbours at identity ≥ θ), plmc's weights files |
 //! | [`scores`] | Frobenius norms of zero-sum-gauge couplings, APC, plmc's couplings file |
 //! | [`contacts`] | distance files, precision of the top L/5 … 2L pairs against a structure |
+//! | [`dca`] | the pipeline CLI and Python share: alignment + weights → fit → model with positions → scores |
 //! | [`moments`] | generative checks: one-, two-site frequencies and connected correlations of two sets, by Pearson |
 
 pub mod alignment;
 pub mod alphabet;
 mod as_model;
 pub mod contacts;
+pub mod dca;
 pub mod exact;
 mod file;
 pub mod gibbs;

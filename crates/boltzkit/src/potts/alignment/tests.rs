@@ -209,6 +209,41 @@ fn every_bad_alignment_is_one_clear_error() {
 }
 
 #[test]
+fn binary_data_and_unfittable_alignments_are_one_clear_error() {
+    let e = err("x.fa", ">a\nAC\n\u{1}\n", &Default::default());
+    assert!(
+        e.starts_with("x.fa:3: expected a text alignment")
+            && e.contains("binary data (byte 0x01 at offset 6)"),
+        "{e}"
+    );
+    let p = Path::new("x.fa");
+    let fit = |text: &str| {
+        parse("x.fa", text, &Default::default())
+            .unwrap()
+            .check_fittable(p)
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        fit(">a\nA-C\n>b\nC-C\n>c\nD-C\n").unwrap_err(),
+        "x.fa: expected columns holding at least one letter (a column gap filter below 1, \
+         --max-column-gaps / max_column_gaps, drops all-gap columns), found column 2 (position 2) \
+         holding only gaps in all 3 sequences"
+    );
+    assert!(fit(">a\nA--\n>b\nC--\n")
+        .unwrap_err()
+        .contains("column 2 (position 2) and 1 more"));
+    assert!(fit(">a\nAC\n")
+        .unwrap_err()
+        .contains("at least 2 sequences to fit a model, found 1"));
+    assert!(fit(">a\nA-\n>b\nCC\n").is_ok());
+    // the same check on codes, as fit_codes runs it
+    let codes = ndarray::array![[1u8, 0], [2, 0]];
+    let (_, found) = unfittable(codes.view(), Some(0), |c| format!("column {}", c + 1)).unwrap();
+    assert_eq!(found, "column 2 holding only gaps in all 2 sequences");
+    assert!(unfittable(codes.view(), None, |c| c.to_string()).is_none());
+}
+
+#[test]
 fn format_detection() {
     let d = |name: &str, text: &str| AlignmentFormat::detect(Path::new(name), text.as_bytes());
     assert_eq!(d("x.fa", ">a\n"), AlignmentFormat::Fasta);
@@ -232,9 +267,14 @@ fn gzip_is_read_transparently() {
     let path = dir.path().join("x.fasta.gz");
     let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(b">a\nACDE\n>b\nAC-E\n").unwrap();
-    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    let bytes = gz.finish().unwrap();
+    std::fs::write(&path, &bytes).unwrap();
     let a = read_alignment(&path, &Default::default()).unwrap();
     assert_eq!(codes(&a), ["ACDE", "AC-E"]);
+    // gzip by content, whatever the name
+    let plain_name = dir.path().join("x.fasta");
+    std::fs::write(&plain_name, &bytes).unwrap();
+    assert_eq!(read_alignment(&plain_name, &Default::default()).unwrap(), a);
     let e = read_alignment(&dir.path().join("none.fa"), &Default::default()).unwrap_err();
     assert!(matches!(e, Error::Io { .. }), "{e}");
 }
