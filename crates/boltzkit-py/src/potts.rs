@@ -8,8 +8,8 @@ use crate::error::IntoPyResult;
 use crate::fitting::{control, pending, FitResult, Raised};
 use crate::model::NativeModel;
 use crate::run;
+use boltzkit::any_model::AnyModel;
 use boltzkit::fit::{Count, Interrupt, Run};
-use boltzkit::model::AnyModel;
 use boltzkit::potts::contacts::{
     contact_precision as precision, ranked_pairs, read_distances, ContactParams, Distances,
 };
