@@ -80,6 +80,24 @@ pub enum Error {
         limit: String,
     },
 
+    /// A job that needs more memory than the machine has available (the estimate of
+    /// [`crate::budget::check_memory`], or an allocation that failed).
+    #[error(
+        "{what} needs about {} of memory, but this machine has {} {limit}; reduce the size",
+        crate::budget::human_bytes(*.needed),
+        crate::budget::human_bytes(*.available)
+    )]
+    Memory {
+        /// The job and the setting that sizes it.
+        what: String,
+        /// Bytes it needs.
+        needed: u64,
+        /// Bytes the machine has.
+        available: u64,
+        /// `available` (the machine said) or `addressable` (it did not: the address space).
+        limit: &'static str,
+    },
+
     /// A numerical failure: NaN or infinity where a finite number is required.
     #[error("numerical failure in {context}: {detail}")]
     Numerical {

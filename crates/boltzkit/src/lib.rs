@@ -17,6 +17,7 @@
 //! | [`provenance`] | what a model file records of the fit that made it (CLI and Python alike) |
 //! | [`settings`] | the one settings schema: every learner's `XParams` serialized under stable names, overlaid by flags, passed from Python |
 //! | [`cpu`] | the one CPU-feature detection the SIMD kernels dispatch on |
+//! | [`budget`] | sizes checked before work: memory, a year of operations, threads; fallible buffers |
 //! | [`classify`] | multinomial logistic regression (the readout that scores learned features) |
 //! | [`io`] | model files (safetensors), metric logs (JSONL), atomic writes |
 //! | [`rng`] | the one named generator and per-task seed derivation |
@@ -108,6 +109,7 @@
 #![deny(missing_docs)]
 
 pub mod any_model;
+pub mod budget;
 pub mod classify;
 pub mod cpu;
 pub mod data;

@@ -231,6 +231,10 @@ fn learn(
     mut run: Run<'_, CheckedFsllParams>,
 ) -> Result<FsllFit> {
     data.require_nonempty()?;
+    crate::budget::check_memory(
+        &format!("an FSLL fit on {} variables", data.n_vars()),
+        fit_memory_estimate(data.cardinalities(), data.n_samples() as u64),
+    )?;
     let start = Instant::now();
     let layout = Layout::new(data.cardinalities())?;
     let path =

@@ -49,9 +49,9 @@ impl AisSchedule {
         if k == 0 {
             return Err(Error::param("steps", "AIS needs at least one step"));
         }
-        Ok(AisSchedule {
-            betas: (0..=k).map(|i| i as f64 / k as f64).collect(),
-        })
+        let mut betas = schedule_buffer(k)?;
+        betas.extend((0..=k).map(|i| i as f64 / k as f64));
+        Ok(AisSchedule { betas })
     }
 
     /// The standard piecewise schedule of Salakhutdinov & Murray (2008): 500 steps in
@@ -78,7 +78,7 @@ impl AisSchedule {
         let n1 = ((k * 500 + 7_250) / 14_500).max(1);
         let n2 = ((k * 4_000 + 7_250) / 14_500).max(1);
         let n3 = k - n1 - n2;
-        let mut betas = Vec::with_capacity(k + 1);
+        let mut betas = schedule_buffer(k)?;
         for (lo, hi, n) in [(0.0, 0.5, n1), (0.5, 0.9, n2), (0.9, 1.0, n3)] {
             betas.extend((0..n).map(|i| lo + (hi - lo) * i as f64 / n as f64));
         }
@@ -95,6 +95,31 @@ impl AisSchedule {
     pub fn steps(&self) -> usize {
         self.betas.len() - 1
     }
+}
+
+/// Room for the `k + 1` temperatures of a `k`-step schedule, allocated fallibly: a schedule
+/// of 10^12 steps is an error with its size, never an abort.
+fn schedule_buffer(k: usize) -> Result<Vec<f64>> {
+    crate::budget::try_with_capacity(
+        &format!("an annealing schedule of {k} steps"),
+        k.saturating_add(1),
+    )
+}
+
+/// Refuses an annealing run (forward or reverse AIS, RAISE) of `chains` chains over `steps`
+/// temperatures of `rbm` that cannot fit in memory (the chains and their scratch) or would
+/// take more than a year ([`crate::budget`]); `what` names the estimator in the message.
+pub fn check_annealing(what: &str, rbm: &Rbm, steps: usize, chains: usize) -> Result<()> {
+    let (nv, nh) = (rbm.n_visible() as u64, rbm.n_hidden() as u64);
+    let what = format!("{what} ({chains} chains × {steps} steps)");
+    crate::budget::check_memory(
+        &what,
+        super::GibbsChains::memory_estimate(chains as u64, nv, nh).saturating_mul(2),
+    )?;
+    crate::budget::check_work(
+        &what,
+        steps as f64 * chains as f64 * super::gibbs::step_operations(nv, nh),
+    )
 }
 
 /// The result of an AIS run.
@@ -179,6 +204,7 @@ pub(super) fn forward_ais(
     if n_chains == 0 {
         return Err(Error::param("chains", "AIS needs at least one chain"));
     }
+    check_annealing("forward AIS", rbm, schedule.steps(), n_chains)?;
     let base_prob: Vec<f32> = base_b.iter().map(|&b| linalg::fast_sigmoid(b)).collect();
     let mut rngs: Vec<_> = (0..n_chains).map(|i| derive_rng(seed, i as u64)).collect();
     let mut v = vec![0f32; n_chains * nv];
@@ -250,6 +276,7 @@ pub(super) fn reverse_ais(
             "reverse AIS start states must be 0/1".into(),
         ));
     }
+    check_annealing("reverse AIS", rbm, schedule.steps(), n_chains)?;
     let rngs: Vec<_> = (0..n_chains).map(|i| derive_rng(seed, i as u64)).collect();
     let betas: Vec<f64> = schedule.betas().iter().rev().copied().collect();
     let log_weights = anneal(rbm, base_b, &betas, start.to_vec(), rngs, interrupt)?;

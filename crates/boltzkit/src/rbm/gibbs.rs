@@ -13,6 +13,8 @@ mod fused;
 pub use crate::rng::{sample_bernoulli, LANE_DRAW_MIN_UNITS};
 pub(crate) use anneal::AnnealChains;
 pub(crate) use chains::sample_blocks;
-pub use chains::{sample_from_uniform, GibbsChains, CHAIN_BLOCK, DEFAULT_SAMPLE_STEPS};
+pub use chains::{
+    sample_from_uniform, step_operations, GibbsChains, CHAIN_BLOCK, DEFAULT_SAMPLE_STEPS,
+};
 pub use fused::FusedScratch;
 pub(crate) use fused::StepPlan;

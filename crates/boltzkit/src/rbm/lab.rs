@@ -249,6 +249,16 @@ pub fn gradient_bias_variance(
     let k_groups = params.groups;
     let per_group = params.estimates.div_ceil(k_groups);
     let t_total = per_group * k_groups;
+    crate::budget::check_work(
+        &format!(
+            "the gradient lab's {} estimates of {spec}",
+            params.estimates.saturating_add(params.burn_in)
+        ),
+        (params.estimates.saturating_add(params.burn_in)) as f64
+            * bs as f64
+            * spec.chain_steps() as f64
+            * crate::rbm::gibbs::step_operations(nv as u64, nh as u64),
+    )?;
     let mut est = estimator(spec, derive_seed(params.seed, 0), params.sdcp_lr)?;
     let mut batch_rng = derive_rng(params.seed, 1);
     let mut order: Vec<usize> = (0..n).collect();

@@ -111,12 +111,26 @@ impl Rbm {
         })
     }
 
+    /// Room for the weights of an `n_visible × n_hidden` model, checked against the memory
+    /// available and allocated fallibly ([`crate::budget`]): `--hidden 10^9` is an error with
+    /// its figures, never an abort.
+    fn weight_buffer(n_visible: usize, n_hidden: usize) -> Result<Vec<f32>> {
+        let what = format!("an RBM of {n_visible} × {n_hidden} units");
+        crate::budget::check_memory(
+            &what,
+            Rbm::memory_estimate(n_visible as u64, n_hidden as u64),
+        )?;
+        crate::budget::try_with_capacity(&what, n_visible.saturating_mul(n_hidden))
+    }
+
     /// The model with every parameter zero (the uniform distribution).
     pub fn zeros(n_visible: usize, n_hidden: usize) -> Result<Self> {
+        let mut w = Rbm::weight_buffer(n_visible, n_hidden)?;
+        w.resize(n_visible * n_hidden, 0.0);
         Rbm::new(
             n_visible,
             n_hidden,
-            vec![0.0; n_visible * n_hidden],
+            w,
             vec![0.0; n_visible],
             vec![0.0; n_hidden],
         )
@@ -130,8 +144,9 @@ impl Rbm {
         rng: &mut R,
     ) -> Result<Self> {
         let normal = normal(sigma)?;
+        let mut w = Rbm::weight_buffer(n_visible, n_hidden)?;
+        w.extend((0..n_visible * n_hidden).map(|_| normal.sample(rng)));
         let mut draw = |n: usize| -> Vec<f32> { (0..n).map(|_| normal.sample(rng)).collect() };
-        let w = draw(n_visible * n_hidden);
         let b = draw(n_visible);
         let c = draw(n_hidden);
         Rbm::new(n_visible, n_hidden, w, b, c)
@@ -150,9 +165,8 @@ impl Rbm {
         let b = base_rate_biases(data)?;
         let n_visible = b.len();
         let normal = normal(sigma)?;
-        let w: Vec<f32> = (0..n_visible * n_hidden)
-            .map(|_| normal.sample(rng))
-            .collect();
+        let mut w = Rbm::weight_buffer(n_visible, n_hidden)?;
+        w.extend((0..n_visible * n_hidden).map(|_| normal.sample(rng)));
         Rbm::new(n_visible, n_hidden, w, b, vec![0.0; n_hidden])
     }
 

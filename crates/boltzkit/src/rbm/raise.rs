@@ -239,6 +239,12 @@ pub(super) fn raise_run(
             format!("row {r} is past the {} rows of the data", data.n_samples()),
         ));
     }
+    super::ais::check_annealing(
+        "RAISE",
+        rbm,
+        schedule.steps(),
+        rows.len().saturating_mul(chains),
+    )?;
     // β = 1 twice, then down: the first step adds 0 and moves v by T_K (at β = 1), each later
     // step from β_{k+1} to β_k adds ln p*_k(v_k) − ln p*_{k+1}(v_k) and moves v by T_k; the
     // last move (at β_0) does not enter the weight.

@@ -163,10 +163,20 @@ impl GibbsChains {
 /// sample exactly.
 pub const DEFAULT_SAMPLE_STEPS: usize = 1000;
 
+/// Elementary operations of one block Gibbs step of one chain of an `n_visible × n_hidden`
+/// model: both products (`2 · n_visible · n_hidden` multiply-adds) and a draw per unit; what
+/// [`crate::budget::check_work`] weighs samplers and annealers by.
+pub fn step_operations(n_visible: u64, n_hidden: u64) -> f64 {
+    2.0 * n_visible as f64 * n_hidden as f64 + (n_visible + n_hidden) as f64
+}
+
 /// `n` samples of `rbm` by block Gibbs: `n` chains started from uniform random visible states
 /// (drawn from `rng_from_seed(seed)`), chain `i` then drawing from
 /// [`derive_rng`]`(derive_seed(seed, 1), i)`, each run `steps` steps; `on_step(t)` is called
 /// after step `t` (for progress). Returns the visible states, `n × n_visible`.
+///
+/// Refused before any work, with the figures, when the chains cannot fit in the memory
+/// available or the steps would take more than a year ([`crate::budget`]).
 pub fn sample_from_uniform(
     rbm: &Rbm,
     n: usize,
@@ -174,13 +184,21 @@ pub fn sample_from_uniform(
     seed: u64,
     on_step: &mut dyn FnMut(usize),
 ) -> Result<Vec<f32>> {
-    let nv = rbm.n_visible();
-    let mut v0 = vec![0f32; n * nv];
-    sample_bernoulli(
-        &vec![0.5; n * nv],
-        &mut v0,
-        &mut crate::rng::rng_from_seed(seed),
-    );
+    let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+    let what = format!("sampling {n} chains × {steps} Gibbs steps");
+    crate::budget::check_memory(
+        &what,
+        GibbsChains::memory_estimate(n as u64, nv as u64, nh as u64)
+            .saturating_add((n as u64).saturating_mul(nv as u64).saturating_mul(8)),
+    )?;
+    crate::budget::check_work(
+        &what,
+        n as f64 * steps.max(1) as f64 * step_operations(nv as u64, nh as u64),
+    )?;
+    let mut v0 = crate::budget::try_vec(&what, n.saturating_mul(nv), 0f32)?;
+    let half = crate::budget::try_vec(&what, n.saturating_mul(nv), 0.5f32)?;
+    sample_bernoulli(&half, &mut v0, &mut crate::rng::rng_from_seed(seed));
+    drop(half);
     let mut chains = GibbsChains::new(rbm, &v0, crate::rng::derive_seed(seed, 1))?;
     for t in 0..steps {
         chains.run(rbm, 1)?;

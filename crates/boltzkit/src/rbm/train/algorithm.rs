@@ -98,6 +98,19 @@ impl Algorithm {
     pub fn is_centered(&self) -> bool {
         matches!(self, Algorithm::Cg { .. } | Algorithm::CsDcp { .. })
     }
+
+    /// Block Gibbs steps of one chain per gradient estimate (`K`, `d · K′`, or `M · K` for
+    /// PT's replicas), saturating: what [`crate::budget::check_work`] weighs an update by.
+    pub fn chain_steps(&self) -> usize {
+        match *self {
+            Algorithm::Cd { k }
+            | Algorithm::Pcd { k }
+            | Algorithm::Cg { k }
+            | Algorithm::PopCd { k, .. } => k,
+            Algorithm::Sdcp { inner, k } | Algorithm::CsDcp { inner, k } => inner.saturating_mul(k),
+            Algorithm::Pt { replicas, k } => replicas.saturating_mul(k),
+        }
+    }
 }
 
 impl fmt::Display for Algorithm {
