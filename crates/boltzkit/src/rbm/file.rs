@@ -123,6 +123,17 @@ pub fn load_rbm(path: &Path) -> Result<RbmFile> {
         }
         Ok(v.to_vec())
     };
+    // a W saved as n_hidden × n_visible (PyTorch's Linear layout) matches b and c crossed:
+    // say so rather than blame `b`
+    if let (Ok((bs, _)), Ok((cs, _))) = (file.f32("b"), file.f32("c")) {
+        if nv != nh && bs == [nh] && cs == [nv] {
+            return Err(bad(format!(
+                "tensor `W` has shape [{nv}, {nh}], but `b` has {nh} entries and `c` {nv}: W \
+                 is stored transposed; boltzkit's W is n_visible × n_hidden, [{nh}, {nv}] \
+                 here (transpose it before saving)"
+            )));
+        }
+    }
     let b = vector(&file, "b", nv, "n_visible")?;
     let c = vector(&file, "c", nh, "n_hidden")?;
     let rbm = Rbm::new(nv, nh, w.to_vec(), b, c).map_err(|e| bad(e.to_string()))?;
@@ -239,6 +250,19 @@ mod tests {
             &fmt,
         );
         assert!(e.contains("`b` should have shape [2]"), "{e}");
+        // W saved as n_hidden × n_visible (PyTorch's layout) is named, not blamed on b
+        let e = err(
+            &[
+                t("W", vec![1, 2], vec![0.0, 1.0]),
+                good[1].clone(),
+                good[2].clone(),
+            ],
+            &fmt,
+        );
+        assert!(
+            e.contains("bad.safetensors") && e.contains("W is stored transposed"),
+            "{e}"
+        );
         let e = err(
             &[
                 t("W", vec![2, 1], vec![0.0, f32::NAN]),

@@ -131,10 +131,27 @@ pub(crate) fn parse_error(
     }
 }
 
+/// The first two bytes of every gzip stream.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
 /// The bytes of `path`, gunzipped when `gz` (also the alignment reader's, `potts::alignment`).
+/// A gzip stream where none is expected (a name without `.gz`, or the content of a `.gz` file
+/// compressed a second time) is refused with the remedy.
 pub(crate) fn load(path: &Path, gz: bool) -> Result<Vec<u8>> {
     let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     if !gz {
+        if raw.starts_with(&GZIP_MAGIC) {
+            return Err(parse_error(
+                path,
+                None,
+                None,
+                "uncompressed data (the name does not end in .gz)",
+                format!(
+                    "gzip-compressed data; name the file {}.gz (or decompress it)",
+                    path.display()
+                ),
+            ));
+        }
         return Ok(raw);
     }
     let mut out = Vec::with_capacity(raw.len().saturating_mul(4));
@@ -149,6 +166,16 @@ pub(crate) fn load(path: &Path, gz: bool) -> Result<Vec<u8>> {
                 format!("a corrupt or truncated one ({e})"),
             )
         })?;
+    if out.starts_with(&GZIP_MAGIC) {
+        return Err(parse_error(
+            path,
+            None,
+            None,
+            "data inside the gzip stream",
+            "another gzip stream: the file is compressed twice; decompress it once \
+             (`gunzip -c FILE > NAME.gz`) and read that",
+        ));
+    }
     Ok(out)
 }
 

@@ -468,6 +468,20 @@ fn err_truncated_or_corrupt_gzip() {
     assert!(parse_fields(e, "t.csv.gz").1.is_none());
 }
 
+/// Compressed twice, or compressed under a name without `.gz`: the remedy is named.
+#[test]
+fn err_gzip_where_none_is_expected() {
+    let e = read_plain("t.csv.gz", &gzip(&gzip(b"0,1\n"))).unwrap_err();
+    let (_, _, _, found) = parse_fields(e, "t.csv.gz");
+    assert!(found.contains("compressed twice"), "{found}");
+    let e = read_plain("t.csv", &gzip(b"0,1\n")).unwrap_err();
+    let (_, _, _, found) = parse_fields(e, "t.csv");
+    assert!(
+        found.contains("gzip-compressed") && found.contains("t.csv.gz"),
+        "{found}"
+    );
+}
+
 #[test]
 fn err_threshold_must_be_finite() {
     let opts = ReadOptions::default().with_binarize(Binarize::Threshold(f64::NAN));

@@ -83,6 +83,100 @@ fn show(tok: &[u8]) -> String {
     }
 }
 
+/// The UTF-8 byte-order mark some editors (Excel's "CSV UTF-8") put first; it is skipped.
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Refuses text that is not ASCII or UTF-8 (UTF-16 or UTF-32, with or without a byte-order
+/// mark), naming the encoding, and returns the text without a UTF-8 byte-order mark.
+fn decoded<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a [u8]> {
+    let utf16 = |order: &str, how: &str| {
+        parse_error(
+            path,
+            None,
+            None,
+            "text in UTF-8 or ASCII",
+            format!(
+                "UTF-16 {order} text ({how}); save the file as UTF-8 (in Excel: \"CSV UTF-8\"; \
+                 or `iconv -f UTF-16 -t UTF-8`)"
+            ),
+        )
+    };
+    if bytes.starts_with(b"\xff\xfe") {
+        return Err(utf16("little-endian", "its byte-order mark is FF FE"));
+    }
+    if bytes.starts_with(b"\xfe\xff") {
+        return Err(utf16("big-endian", "its byte-order mark is FE FF"));
+    }
+    let head = &bytes[..bytes.len().min(4096)];
+    if let Some(at) = head.iter().position(|&b| b == 0) {
+        let order = if at % 2 == 1 {
+            "little-endian"
+        } else {
+            "big-endian"
+        };
+        return Err(utf16(
+            order,
+            &format!("a zero byte at offset {at}, as between UTF-16 characters"),
+        ));
+    }
+    Ok(bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes))
+}
+
+/// The lines of `text`: split at `\n` (a `\r` before it is dropped), or at `\r` when the
+/// text has no `\n` at all (the line ends of classic Mac OS).
+fn lines(text: &[u8]) -> Box<dyn Iterator<Item = &[u8]> + '_> {
+    if !text.contains(&b'\n') && text.contains(&b'\r') {
+        return Box::new(text.split(|&b| b == b'\r'));
+    }
+    Box::new(
+        text.split(|&b| b == b'\n')
+            .map(|raw| raw.strip_suffix(b"\r").unwrap_or(raw)),
+    )
+}
+
+/// The separator of a delimited file, guessed from its first non-blank line: a comma, else a
+/// tab, else a semicolon, else runs of spaces when the line has several fields, else a comma
+/// (one column).
+fn guess_separator(line: &[u8]) -> Sep {
+    for b in [b',', b'\t', b';'] {
+        if line.contains(&b) {
+            return Sep::Byte(b);
+        }
+    }
+    if trim(line).iter().any(u8::is_ascii_whitespace) {
+        return Sep::Whitespace;
+    }
+    Sep::Byte(b',')
+}
+
+/// A field that is not a number, shown with the likely cause when it holds a separator other
+/// than the file's (`'0;1'` in a comma-separated file).
+fn show_field(tok: &[u8], sep: Sep, sep_line: usize) -> String {
+    let shown = show(tok);
+    let other = [b',', b'\t', b';', b' ']
+        .into_iter()
+        .filter(|b| !matches!(sep, Sep::Byte(s) if s == *b))
+        .filter(|b| !(matches!(sep, Sep::Whitespace) && b.is_ascii_whitespace()))
+        .find(|b| tok.contains(b));
+    let name = |b: u8| match b {
+        b'\t' => "a tab".to_string(),
+        b' ' => "a space".to_string(),
+        b => format!("'{}'", b as char),
+    };
+    let used = match sep {
+        Sep::Byte(b) => name(b),
+        Sep::Whitespace => "whitespace".to_string(),
+    };
+    match other {
+        Some(b) => format!(
+            "{shown}, which holds {}: the separator is {used} (guessed from line {sep_line}); \
+             use one separator throughout the file",
+            name(b)
+        ),
+        None => shown,
+    }
+}
+
 /// Parses a text table into `sink`.
 pub(super) fn parse(
     path: &Path,
@@ -90,6 +184,8 @@ pub(super) fn parse(
     delim: Delim,
     sink: &mut Collector,
 ) -> Result<Table> {
+    let bytes = decoded(path, bytes)?;
+    let mut sep_line = 0;
     let mut sep = match delim {
         Delim::Detect => None,
         Delim::Whitespace => Some(Sep::Whitespace),
@@ -101,9 +197,8 @@ pub(super) fn parse(
     let mut first_row = 0;
     let mut rows = 0;
 
-    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+    for (i, line) in lines(bytes).enumerate() {
         let line_no = i + 1;
-        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         if is_blank(line) {
             if seen_content && blank_after_data.is_none() {
                 blank_after_data = Some(line_no);
@@ -120,13 +215,8 @@ pub(super) fn parse(
             ));
         }
         let s = *sep.get_or_insert_with(|| {
-            if line.contains(&b',') {
-                Sep::Byte(b',')
-            } else if line.contains(&b'\t') {
-                Sep::Byte(b'\t')
-            } else {
-                Sep::Byte(b',')
-            }
+            sep_line = line_no;
+            guess_separator(line)
         });
         if !seen_content {
             seen_content = true;
@@ -163,7 +253,7 @@ pub(super) fn parse(
                     Some(line_no),
                     Some(c),
                     expected,
-                    show(tok),
+                    show_field(tok, s, sep_line),
                 ));
             }
         }
@@ -268,6 +358,56 @@ mod tests {
         let e = run("0,,1\n", Delim::Detect).unwrap_err();
         assert!(e.to_string().contains("empty field"), "{e}");
         assert!(e.to_string().contains(":1: column 2"), "{e}");
+    }
+
+    /// A UTF-8 byte-order mark is skipped; UTF-16 (with or without its mark) is named.
+    #[test]
+    fn byte_order_marks_and_encodings() {
+        let (t, v) = run("\u{feff}0,1\n1,0\n", Delim::Detect).unwrap();
+        assert_eq!((t.rows, t.cols, t.first_row), (2, 2, 1));
+        assert_eq!(v, vec![0, 1, 1, 0]);
+        let (_, v) = run("\u{feff}a,b\n1,0\n", Delim::Detect).unwrap();
+        assert_eq!(v, vec![1, 0]);
+        let le: Vec<u8> = [0xff, 0xfe]
+            .into_iter()
+            .chain("0,1\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let mut sink = Collector::new(Binarize::None);
+        let e = parse(Path::new("t.csv"), &le, Delim::Detect, &mut sink).unwrap_err();
+        assert!(e.to_string().contains("UTF-16 little-endian"), "{e}");
+        let be: Vec<u8> = "0,1\n".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let e = parse(Path::new("t.csv"), &be, Delim::Detect, &mut sink).unwrap_err();
+        assert!(e.to_string().contains("UTF-16 big-endian"), "{e}");
+        assert!(
+            e.to_string().starts_with("t.csv: expected text in UTF-8"),
+            "{e}"
+        );
+    }
+
+    /// Classic Mac OS line ends (a lone CR) are line ends.
+    #[test]
+    fn carriage_return_line_ends() {
+        let (t, v) = run("0,1,0\r1,0,1\r", Delim::Detect).unwrap();
+        assert_eq!((t.rows, t.cols), (2, 3));
+        assert_eq!(v, vec![0, 1, 0, 1, 0, 1]);
+    }
+
+    /// Spaces or semicolons in a .csv are guessed as its separator; a second separator in a
+    /// later line is named.
+    #[test]
+    fn separators_are_guessed_and_a_mix_is_named() {
+        let (t, v) = run("0 1  0\n1 0 1\n", Delim::Detect).unwrap();
+        assert_eq!((t.rows, t.cols), (2, 3));
+        assert_eq!(v, vec![0, 1, 0, 1, 0, 1]);
+        let (t, _) = run("a b c\n0 1 0\n", Delim::Detect).unwrap();
+        assert_eq!((t.rows, t.first_row), (1, 2));
+        let (t, v) = run("0;1\n1;1\n", Delim::Detect).unwrap();
+        assert_eq!((t.cols, v), (2, vec![0, 1, 1, 1]));
+        let e = run("0,1\n1;1\n", Delim::Detect).unwrap_err().to_string();
+        assert!(
+            e.contains(":2: column 1") && e.contains("holds ';': the separator is ','"),
+            "{e}"
+        );
     }
 
     #[test]
