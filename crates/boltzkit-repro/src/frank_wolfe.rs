@@ -498,7 +498,7 @@ pub fn compare_brackets(units: usize, fw: &Bracket, rand: &Bracket) -> SizeCompa
     } else if apart(fw, rand) || apart(rand, fw) {
         (
             "undecided",
-            "apart, but the upper one's bracket is inverted: more steps needed",
+            "apart, but the upper one's bracket is inverted (its annealing chain has not reached the model)",
         )
     } else {
         (

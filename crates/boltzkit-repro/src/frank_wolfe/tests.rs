@@ -13,7 +13,7 @@ fn bracket(raise: (f64, f64), ais: (f64, f64)) -> Bracket {
     };
     let (raise, ais) = (e(raise, Method::Raise), e(ais, Method::Ais));
     Bracket {
-        diagnosis: Diagnosis::of(&raise, &ais, 1.0),
+        diagnosis: Diagnosis::of(&raise, &ais, 1.0, 18),
         raise,
         ais,
         log_z: e((0.0, 0.1), Method::Ais),

@@ -40,7 +40,9 @@
 //! # Ok::<(), boltzkit::Error>(())
 //! ```
 
-use super::ais::{data_starts, forward_ais, reverse_ais, AisEstimate, AisSchedule};
+use super::ais::{
+    check_annealing, data_starts, forward_ais, reverse_ais, AisEstimate, AisSchedule,
+};
 use super::exact::{self, MAX_ENUM_UNITS};
 use super::model::{base_rate_biases, mean_neg_free_energy, Rbm};
 use super::raise::{raise_rows, raise_run};
@@ -186,11 +188,24 @@ pub enum Diagnosis {
     /// RAISE ≤ forward AIS within noise and the interval no wider than the threshold.
     Consistent,
     /// RAISE above forward AIS by more than 3 standard errors of the difference.
+    ///
+    /// In expectation RAISE is at or below the annealing model's log-likelihood and forward
+    /// AIS at or above the RBM's, so an inversion beyond noise says the two differ: the
+    /// annealing chain has not reached the RBM. More steps help while the chain is still
+    /// mixing; an inversion that persists when the steps double ([`bracket_convergence`]
+    /// marks it `persistent`) says it is not mixing (RAISE then bounds the annealing model,
+    /// not the RBM), and what helps is exact enumeration (a layer of at most
+    /// [`MAX_ENUM_UNITS`] units), more chains, or a tempered transition.
     Inverted {
         /// RAISE − forward AIS (nats).
         by: f64,
         /// That gap in standard errors of the difference.
         sigmas: f64,
+        /// The bracket at half the steps was inverted too.
+        persistent: bool,
+        /// Units of the model's smaller layer (exact enumeration needs at most
+        /// [`MAX_ENUM_UNITS`]).
+        smaller_layer: usize,
     },
     /// Forward AIS − RAISE above the threshold.
     Wide {
@@ -202,14 +217,17 @@ pub enum Diagnosis {
 }
 
 impl Diagnosis {
-    /// The diagnosis of the ends `raise` ≤? `ais` with the width threshold `max_width`.
-    pub fn of(raise: &Estimate, ais: &Estimate, max_width: f64) -> Self {
+    /// The diagnosis of the ends `raise` ≤? `ais` with the width threshold `max_width`, for a
+    /// model whose smaller layer has `smaller_layer` units.
+    pub fn of(raise: &Estimate, ais: &Estimate, max_width: f64, smaller_layer: usize) -> Self {
         let gap = raise.value - ais.value;
         let se = raise.stderr.hypot(ais.stderr);
         if gap > 3.0 * se {
             Diagnosis::Inverted {
                 by: gap,
                 sigmas: gap / se,
+                persistent: false,
+                smaller_layer,
             }
         } else if -gap > max_width {
             Diagnosis::Wide {
@@ -220,16 +238,46 @@ impl Diagnosis {
             Diagnosis::Consistent
         }
     }
+
+    /// Whether the interval is inverted beyond noise.
+    pub fn is_inverted(&self) -> bool {
+        matches!(self, Diagnosis::Inverted { .. })
+    }
 }
 
 impl fmt::Display for Diagnosis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Diagnosis::Consistent => f.write_str("consistent: RAISE at or below forward AIS, the interval within the threshold"),
-            Diagnosis::Inverted { by, sigmas } => write!(
-                f,
-                "inverted: RAISE is {by:.3} nats above forward AIS ({sigmas:.1} standard errors): an estimator has failed: more steps needed"
-            ),
+            Diagnosis::Inverted { by, sigmas, persistent, smaller_layer } => {
+                write!(
+                    f,
+                    "inverted: RAISE is {by:.3} nats above forward AIS ({sigmas:.1} standard errors)"
+                )?;
+                let exact = if smaller_layer <= MAX_ENUM_UNITS {
+                    format!(
+                        "the smaller layer has {smaller_layer} units, so compute it exactly \
+                         (method exact); else "
+                    )
+                } else {
+                    String::new()
+                };
+                if persistent {
+                    write!(
+                        f,
+                        ": it persists when the steps double, so the annealing chain is not \
+                         mixing (RAISE then bounds the annealing model, not the RBM) and more \
+                         steps will not help: {exact}use more chains or a tempered transition"
+                    )
+                } else {
+                    write!(
+                        f,
+                        ": the annealing chain has not reached the RBM; double the steps to see \
+                         whether it persists (convergence levels), and if it does the chain is \
+                         not mixing: {exact}use more chains or a tempered transition"
+                    )
+                }
+            }
             Diagnosis::Wide { width, max_width } => write!(
                 f,
                 "wide: the interval is {width:.3} nats wide (threshold {max_width}): more steps (or chains) needed to place the figure"
@@ -372,6 +420,24 @@ pub fn average_log_likelihood(
         None => base_rate_biases(data)?,
     };
     let seed = params.seed;
+    // the whole job refused up front (a bracket's RAISE would otherwise be refused only after
+    // its forward AIS ran)
+    let raise_count = params
+        .raise_vectors
+        .unwrap_or(data.n_samples())
+        .min(data.n_samples())
+        .saturating_mul(params.raise_chains);
+    let chains = match params.method {
+        Method::Raise => raise_count,
+        Method::Bracket => params.chains.saturating_add(raise_count),
+        _ => params.chains,
+    };
+    check_annealing(
+        &format!("the {} log-likelihood", params.method.name()),
+        rbm,
+        params.schedule.steps(),
+        chains,
+    )?;
     let stop = params.interrupt.as_ref();
     let forward = || -> Result<(Estimate, Estimate)> {
         let est = forward_ais(rbm, &base, &params.schedule, params.chains, seed, stop)?;
@@ -405,7 +471,12 @@ pub fn average_log_likelihood(
             let (ais, log_z) = forward()?;
             let (raise, raise_vectors) = raise_avg()?;
             LogLikelihood::Bracket(Bracket {
-                diagnosis: Diagnosis::of(&raise, &ais, params.max_width),
+                diagnosis: Diagnosis::of(
+                    &raise,
+                    &ais,
+                    params.max_width,
+                    rbm.n_visible().min(rbm.n_hidden()),
+                ),
                 raise,
                 ais,
                 log_z,
@@ -437,8 +508,31 @@ fn ll_from_log_z(est: &AisEstimate, method: Method, nfe: f64) -> (Estimate, Esti
 
 /// The bracket at each of `schedules` (e.g. `K, 2K, 4K, …` steps from
 /// [`convergence_steps`]), so a user sees whether the ends meet; `params`' method is
-/// ignored.
+/// ignored. A level inverted after an inverted level is marked `persistent`
+/// ([`Diagnosis::Inverted`]): the chain is not mixing, and its advice is not more steps.
 pub fn bracket_convergence(
+    rbm: &Rbm,
+    data: &Dataset,
+    params: &LogLikParams,
+    schedules: &[AisSchedule],
+) -> Result<Vec<Bracket>> {
+    let mut brackets = brackets_at(rbm, data, params, schedules)?;
+    mark_persistent(&mut brackets);
+    Ok(brackets)
+}
+
+/// Marks each inverted bracket whose predecessor (fewer steps) was inverted too.
+fn mark_persistent(brackets: &mut [Bracket]) {
+    for i in 1..brackets.len() {
+        let before = brackets[i - 1].diagnosis.is_inverted();
+        if let Diagnosis::Inverted { persistent, .. } = &mut brackets[i].diagnosis {
+            *persistent = before;
+        }
+    }
+}
+
+/// The bracket at each of `schedules`.
+fn brackets_at(
     rbm: &Rbm,
     data: &Dataset,
     params: &LogLikParams,
@@ -496,20 +590,52 @@ mod tests {
     #[test]
     fn diagnosis_lines() {
         let a = est(-10.0, 0.1, Method::Ais);
-        let ok = Diagnosis::of(&est(-10.5, 0.1, Method::Raise), &a, 1.0);
+        let ok = Diagnosis::of(&est(-10.5, 0.1, Method::Raise), &a, 1.0, 40);
         assert_eq!(ok, Diagnosis::Consistent);
         // above AIS but within 3 standard errors of the difference: not inverted
-        let close = Diagnosis::of(&est(-9.7, 0.1, Method::Raise), &a, 1.0);
+        let close = Diagnosis::of(&est(-9.7, 0.1, Method::Raise), &a, 1.0, 40);
         assert_eq!(close, Diagnosis::Consistent);
-        let inv = Diagnosis::of(&est(-9.5, 0.1, Method::Raise), &a, 1.0);
-        let Diagnosis::Inverted { by, sigmas } = inv else {
+        let inv = Diagnosis::of(&est(-9.5, 0.1, Method::Raise), &a, 1.0, 40);
+        let Diagnosis::Inverted { by, sigmas, .. } = inv else {
             panic!("{inv:?}")
         };
         assert!((by - 0.5).abs() < 1e-12 && (sigmas - 0.5 / 0.02f64.sqrt()).abs() < 1e-9);
-        assert!(inv
-            .to_string()
-            .contains("an estimator has failed: more steps needed"));
-        let wide = Diagnosis::of(&est(-12.0, 0.1, Method::Raise), &a, 1.0);
+        let once = inv.to_string();
+        assert!(
+            once.contains("double the steps to see whether it persists"),
+            "{once}"
+        );
+        assert!(
+            !once.contains("exactly"),
+            "40 units cannot be enumerated: {once}"
+        );
+        // persisting across a doubling: the chain is not mixing, and more steps will not help
+        let b = |steps, raise: f64| Bracket {
+            raise: est(raise, 0.1, Method::Raise),
+            ais: a,
+            log_z: a,
+            steps,
+            raise_vectors: 10,
+            diagnosis: Diagnosis::of(&est(raise, 0.1, Method::Raise), &a, 1.0, 18),
+        };
+        let mut levels = vec![b(100, -10.8), b(200, -9.5), b(400, -9.5), b(800, -10.2)];
+        mark_persistent(&mut levels);
+        let shown: Vec<String> = levels.iter().map(|l| l.diagnosis.to_string()).collect();
+        assert!(shown[1].contains("double the steps"), "{}", shown[1]);
+        assert!(
+            shown[2].contains("persists when the steps double"),
+            "{}",
+            shown[2]
+        );
+        assert!(shown[2].contains("not mixing") && !shown[2].contains("more steps needed"));
+        assert!(
+            shown[2].contains("18 units, so compute it exactly"),
+            "{}",
+            shown[2]
+        );
+        assert!(shown[2].contains("more chains or a tempered transition"));
+        assert!(!shown[3].contains("inverted"), "{}", shown[3]);
+        let wide = Diagnosis::of(&est(-12.0, 0.1, Method::Raise), &a, 1.0, 40);
         assert_eq!(
             wide,
             Diagnosis::Wide {
@@ -520,7 +646,7 @@ mod tests {
         assert!(wide.to_string().starts_with("wide"));
         assert!(!wide.to_string().contains('\n'));
         // an unknown standard error never reads as inverted
-        let unknown = Diagnosis::of(&est(-9.0, f64::INFINITY, Method::Raise), &a, 1.0);
+        let unknown = Diagnosis::of(&est(-9.0, f64::INFINITY, Method::Raise), &a, 1.0, 40);
         assert_eq!(unknown, Diagnosis::Consistent);
     }
 
