@@ -8,8 +8,10 @@ pub const RUNTIME_FAILURE: u8 = 1;
 pub const USAGE_ERROR: u8 = 2;
 
 /// The exit status for `err`: 130 after an interrupt ([`crate::interrupt::Interrupted`]), 2 when
-/// a [`UsageError`] or an invalid library setting
-/// ([`boltzkit::Error::InvalidParam`], which names a user-facing setting) is in its chain, else 1.
+/// a [`UsageError`], an invalid library setting ([`boltzkit::Error::InvalidParam`], which names
+/// a user-facing setting) or a size the library refused up front ([`boltzkit::Error::Memory`],
+/// [`boltzkit::Error::TooLarge`]: settings asking for more than the machine has) is in its
+/// chain, else 1.
 pub fn code(err: &anyhow::Error) -> u8 {
     if err
         .chain()
@@ -21,7 +23,11 @@ pub fn code(err: &anyhow::Error) -> u8 {
         cause.is::<UsageError>()
             || matches!(
                 cause.downcast_ref::<boltzkit::Error>(),
-                Some(boltzkit::Error::InvalidParam { .. })
+                Some(
+                    boltzkit::Error::InvalidParam { .. }
+                        | boltzkit::Error::Memory { .. }
+                        | boltzkit::Error::TooLarge { .. }
+                )
             )
     });
     if usage {
@@ -52,6 +58,24 @@ pub fn one_line(err: &anyhow::Error) -> String {
         .join("; ")
 }
 
+/// A flag-value error of clap in plain words: Rust's integer parser says `invalid digit found
+/// in string` for `--epochs 1e3` or `--hidden 2.5`, which names neither the rule nor a fix.
+pub fn clearer_parse_error(text: &str) -> String {
+    text.replace(
+        "invalid digit found in string",
+        "expected a whole number written in digits (such as 1000: no decimal point, exponent, \
+         sign or separator)",
+    )
+    .replace(
+        "number too large to fit in target type",
+        "the number is too large for this setting",
+    )
+    .replace(
+        "cannot parse integer from empty string",
+        "expected a whole number, found nothing",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +97,17 @@ mod tests {
         assert_eq!(code(&e), RUNTIME_FAILURE);
         let e: anyhow::Result<()> = Err(anyhow::anyhow!("boom")).context("writing");
         assert_eq!(code(&e.unwrap_err()), RUNTIME_FAILURE);
+    }
+
+    #[test]
+    fn integer_parse_errors_say_what_is_expected() {
+        let clap = "error: invalid value '1e3' for '--epochs <N>': invalid digit found in string";
+        let clear = clearer_parse_error(clap);
+        assert!(
+            clear.contains("'1e3' for '--epochs <N>': expected a whole number"),
+            "{clear}"
+        );
+        assert_eq!(clearer_parse_error("other"), "other");
     }
 
     #[test]

@@ -64,10 +64,19 @@ fn main() -> ExitCode {
                 u8::try_from(err.exit_code()).unwrap_or(exit::USAGE_ERROR)
             };
             if json && err.use_stderr() {
-                let text = err.to_string();
+                let text = exit::clearer_parse_error(&err.to_string());
                 let text = text.trim_start_matches("error: ").to_string();
                 let message = exit::one_line(&anyhow::anyhow!(text));
-                println!("{}", report::json_error(&message, code));
+                // the error line is clap's; a closed stdout cannot hide it
+                let _ = report::print_stdout(&report::json_error(&message, code));
+            }
+            if err.use_stderr() {
+                let text = err.render().to_string();
+                let clearer = exit::clearer_parse_error(&text);
+                if clearer != text {
+                    eprint!("{clearer}");
+                    return ExitCode::from(code);
+                }
             }
             if code == exit::RUNTIME_FAILURE {
                 let _ = err.print();
@@ -83,7 +92,8 @@ fn main() -> ExitCode {
             let code = exit::code(&err);
             eprintln!("error: {message}");
             if json {
-                println!("{}", report::json_error(&message, code));
+                // already said on stderr; a closed or full stdout adds nothing to say
+                let _ = report::print_stdout(&report::json_error(&message, code));
             }
             ExitCode::from(code)
         }

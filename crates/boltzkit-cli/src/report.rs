@@ -28,6 +28,49 @@ pub fn started() -> Instant {
     *START.get_or_init(Instant::now)
 }
 
+/// Writes `text` and a newline on stdout and flushes it. A closed pipe (`boltzkit ... | head`
+/// that ended) or a full device (`> /dev/full`) is an error that says so in one line, never a
+/// panic (`println!` panics on both), so the command ends with exit 1 and one line on stderr.
+pub fn print_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush())
+        .map_err(|e| anyhow::anyhow!("cannot write to stdout: {}", stdout_fault(&e)))
+}
+
+/// What a failed write on stdout means, in words.
+fn stdout_fault(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::BrokenPipe => {
+            "it was closed (the program reading it ended early)".to_string()
+        }
+        std::io::ErrorKind::StorageFull => "the device it goes to is full".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// Prints lines (tables) on stdout from a callback that cannot fail: the first failed write
+/// is kept, later lines are dropped, and [`StdoutLines::finish`] returns the failure.
+#[derive(Debug, Default)]
+pub struct StdoutLines {
+    failed: Option<anyhow::Error>,
+}
+
+impl StdoutLines {
+    /// Prints `text` and a newline unless an earlier write failed.
+    pub fn print(&mut self, text: &str) {
+        if self.failed.is_none() {
+            self.failed = print_stdout(text).err();
+        }
+    }
+
+    /// The first failed write, if any.
+    pub fn finish(self) -> anyhow::Result<()> {
+        self.failed.map_or(Ok(()), Err)
+    }
+}
+
 /// The JSON error object printed on stdout when a `--json` run fails:
 /// `{"error": "...", "exit_code": N}`.
 pub fn json_error(message: &str, exit_code: u8) -> String {
@@ -129,10 +172,7 @@ impl Summary {
         } else {
             return Ok(());
         };
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())
-            .and_then(|_| out.flush())
-            .context("writing the summary to stdout")
+        print_stdout(text.strip_suffix('\n').unwrap_or(&text)).context("writing the summary")
     }
 }
 

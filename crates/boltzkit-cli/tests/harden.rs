@@ -162,7 +162,7 @@ fn absurd_sizes_are_refused_up_front_with_the_figures() {
         .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(
-        err.contains("fsll fit on 31 variables needs about 48.0 GiB")
+        err.contains("an FSLL fit on 31 variables needs about 48.0 GiB")
             && err.contains("40.0 GiB available"),
         "{err}"
     );

@@ -32,13 +32,7 @@ impl fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// The environment variable that replaces the machine's available memory (bytes) in
-/// [`memory`]: for tests that must not depend on the machine they run on.
-pub const MEMORY_ENV: &str = "BOLTZKIT_MEMORY_AVAILABLE";
-
-/// What [`memory`] assumes when the machine does not say (no `/proc/meminfo`): no run may
-/// need more than 256 TiB, past any machine's address space.
-const FALLBACK_LIMIT: u64 = 1 << 48;
+pub use boltzkit::budget::{available_memory, human_bytes, max_threads, MEMORY_ENV};
 
 /// Refuses when one of `outputs` is the same file as one of `inputs` or as another output:
 /// same path after resolving links and `..`, or, for an output that does not exist yet, the
@@ -72,9 +66,38 @@ pub fn distinct_files(inputs: &[Option<&Path>], outputs: &[Option<&Path>]) -> an
     Ok(())
 }
 
+/// Checks every output `(flag, path)` before any work, by [`boltzkit::io::check_output`]: an
+/// existing directory, writable, a name (and its temporary) within the file system's limit, an
+/// existing target that is a regular file (never a device or a FIFO). `None` entries (flags not
+/// given) are skipped. The error is one line, `FLAG PATH: what is wrong` (exit 1, as any I/O
+/// failure).
+pub fn outputs(outputs: &[(&str, Option<&Path>)]) -> anyhow::Result<()> {
+    for (flag, path) in outputs {
+        let Some(path) = path else { continue };
+        match boltzkit::io::check_output(path) {
+            Ok(()) => {}
+            Err(boltzkit::Error::Io { source, .. }) => {
+                anyhow::bail!("{flag} {}: {source}", path.display())
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// The checks of a command's files before any work: every output can be written
+/// ([`boltzkit::io::check_output`]: one line naming the file and what is wrong, exit 1) and
+/// none is an input or another output ([`distinct_files`], exit 2).
+pub fn files(inputs: &[Option<&Path>], outputs: &[Option<&Path>]) -> anyhow::Result<()> {
+    for path in outputs.iter().flatten() {
+        boltzkit::io::check_output(path)?;
+    }
+    distinct_files(inputs, outputs)
+}
+
 /// The checks of a command that writes a model: every `(flag, path)` of `models` ends in
-/// `.safetensors` ([`model_output`]), and no output (`models` and `others`) is an input or
-/// another output ([`distinct_files`]).
+/// `.safetensors` ([`model_output`]), and every output (`models` and `others`) can be written
+/// and is no input or other output ([`files`]).
 pub fn model_files(
     inputs: &[Option<&Path>],
     models: &[(&str, Option<&Path>)],
@@ -90,7 +113,7 @@ pub fn model_files(
         .map(|(_, p)| *p)
         .chain(others.iter().copied())
         .collect();
-    distinct_files(inputs, &outputs)
+    files(inputs, &outputs)
 }
 
 /// The path by which `path` is compared: canonical when it exists, else its canonical parent
@@ -143,62 +166,10 @@ pub fn same_width(flag: &str, path: &Path, width: usize, expected: usize) -> any
 
 /// Refuses a run whose settings need more memory than the machine has available. `what`
 /// says which settings (e.g. `"--hidden 1000000000"`), `need` is the estimate in bytes (the
-/// library's `memory_estimate` functions, summed by the command).
+/// library's `memory_estimate` functions, summed by the command). The line is the library's
+/// ([`boltzkit::budget::check_memory`], as Python's `MemoryError`); the command exits 2.
 pub fn memory(what: &str, need: u64) -> anyhow::Result<()> {
-    let (available, source) = match available_memory() {
-        Some(bytes) => (bytes, "available"),
-        None => (FALLBACK_LIMIT, "addressable"),
-    };
-    if need <= available {
-        return Ok(());
-    }
-    Err(UsageError::new(format!(
-        "{what} needs about {} of memory, but this machine has {} {source}; reduce the size",
-        human_bytes(need),
-        human_bytes(available)
-    ))
-    .into())
-}
-
-/// The memory available to a new run, in bytes: `$BOLTZKIT_MEMORY_AVAILABLE` when set, else
-/// `MemAvailable` of `/proc/meminfo` (Linux), else `None`.
-pub fn available_memory() -> Option<u64> {
-    if let Some(bytes) = std::env::var(MEMORY_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-    {
-        return Some(bytes);
-    }
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    mem_available(&text)
-}
-
-/// `MemAvailable` (kB) of a `/proc/meminfo` text, in bytes.
-fn mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb.saturating_mul(1024))
-}
-
-/// Bytes in binary units with three significant figures: `48.0 GiB`, `512 B`.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
-/// The most `--threads` a command accepts: four per available core.
-pub fn max_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()) * 4
+    boltzkit::budget::check_memory(what, need).map_err(|e| UsageError::new(e.to_string()).into())
 }
 
 #[cfg(test)]
@@ -225,21 +196,28 @@ mod tests {
     }
 
     #[test]
+    fn outputs_are_checked_and_named_by_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("m.safetensors");
+        let bad = dir.path().join("nodir/l.jsonl");
+        assert!(outputs(&[("-o", Some(&good)), ("--log", None)]).is_ok());
+        let e = outputs(&[("-o", Some(&good)), ("--log", Some(&bad))]).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("--log {}: the directory", bad.display())),
+            "{e}"
+        );
+        let e = outputs(&[("-o", Some(Path::new("/dev/null")))]).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
     fn model_outputs_need_the_safetensors_extension() {
         assert!(model_output("-o", Path::new("m.safetensors")).is_ok());
         assert!(model_output("-o", Path::new("dir/M.SafeTensors")).is_ok());
         let err = model_output("-o", Path::new("model.npy")).unwrap_err();
         assert!(err.to_string().starts_with("-o model.npy:"), "{err}");
-    }
-
-    #[test]
-    fn meminfo_and_units() {
-        let text = "MemTotal:       24000000 kB\nMemAvailable:   2048 kB\n";
-        assert_eq!(mem_available(text), Some(2048 * 1024));
-        assert_eq!(mem_available("MemTotal: 1 kB\n"), None);
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(48 << 30), "48.0 GiB");
-        assert_eq!(human_bytes(3 << 40), "3.0 TiB");
     }
 
     #[test]

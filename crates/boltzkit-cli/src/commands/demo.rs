@@ -43,6 +43,9 @@ impl DemoArgs {
             ..self.common.clone()
         };
         let seed = common.init()?;
+        if let Some(dir) = &self.output {
+            boltzkit::io::check_output_dir(dir)?;
+        }
         if !common.quiet {
             eprintln!(
                 "boltzkit demo: one small seeded case of each system, checked against an exact \
@@ -71,9 +74,9 @@ impl DemoArgs {
                 })?
                 .emit(&common)?;
         } else {
-            println!("{}", demo::table(&report));
+            crate::report::print_stdout(&demo::table(&report))?;
             if !common.quiet {
-                println!("{}", demo::legend(&report));
+                crate::report::print_stdout(&demo::legend(&report))?;
             }
         }
         let failed: Vec<&str> = report

@@ -8,7 +8,7 @@ use anyhow::Context;
 use boltzkit::data::synth::{sample_states, sample_states_memory};
 use boltzkit::data::{read_dataset, read_npy_f64, write_dataset, Binarize, Dataset, ReadOptions};
 use boltzkit::fit::StopReason;
-use boltzkit::fsll::{fit_memory_estimate, FsllModel, FsllParams, TransformPath};
+use boltzkit::fsll::{FsllModel, FsllParams, TransformPath};
 use boltzkit::provenance::{self, DataFile};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use boltzkit_repro::fsll::FsllOutcome;
@@ -216,10 +216,7 @@ impl FitArgs {
             self.cardinalities.clone(),
             self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
         )?;
-        guard::memory(
-            &format!("fsll fit on {} variables", data.n_vars()),
-            fit_memory_estimate(data.cardinalities(), data.n_samples() as u64),
-        )?;
+        // the memory of the fit is refused by the library (as in Python), before any work
         let truth = self.truth.as_deref().map(load_truth).transpose()?;
         let fit = fit_with_progress(&data, &params, self.common.quiet)?;
         let out = outcome(&fit, truth.as_deref())?;
@@ -313,7 +310,7 @@ impl SampleArgs {
         if self.samples == 0 {
             return Err(crate::exit::UsageError::new("--samples must be at least 1").into());
         }
-        guard::distinct_files(&[Some(&self.model)], &[Some(&self.output)])?;
+        guard::files(&[Some(&self.model)], &[Some(&self.output)])?;
         let model = FsllModel::load(&self.model)?;
         guard::memory(
             &format!("fsll sample -n {}", self.samples),

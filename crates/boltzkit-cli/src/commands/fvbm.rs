@@ -18,7 +18,6 @@ use boltzkit::provenance::{self, DataFile};
 use boltzkit::rng::{derive_seed, rng_from_seed, BkRng};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `n` samples of `model` by the library's one rule ([`Sampling::Auto`]: exact up to
@@ -669,7 +668,7 @@ struct TruthFigures {
 impl SampleArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = self.common.init()?;
-        guard::distinct_files(&[Some(&self.model)], &[Some(&self.output)])?;
+        guard::files(&[Some(&self.model)], &[Some(&self.output)])?;
         let model = Fvbm::load(&self.model)?;
         let d = model.d() as u64;
         let table = if model.d() <= MAX_EXACT_UNITS {
@@ -708,8 +707,24 @@ impl TestsArgs {
             &self.data,
             self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
         )?;
+        if data.n_vars() != model.d() {
+            anyhow::bail!(
+                "--data {}: {} variables, but the model {} has {} units (tests need the data \
+                 the model was fitted to)",
+                self.data.display(),
+                data.n_vars(),
+                self.model.display(),
+                model.d()
+            );
+        }
         let spin = progress::spinner("standard errors", self.common.quiet);
-        let inf = inference::sandwich(&model, &data, self.l2)?;
+        let inf = inference::sandwich(&model, &data, self.l2).with_context(|| {
+            format!(
+                "standard errors of {} on {}",
+                self.model.display(),
+                self.data.display()
+            )
+        })?;
         spin.finish_and_clear();
         let parameters = self.common.json.then(|| {
             (0..inf.names.len())
@@ -723,10 +738,7 @@ impl TestsArgs {
                 .collect()
         });
         if !self.common.json {
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{}", table(&inf))
-                .and_then(|_| out.flush())
-                .context("writing the table to stdout")?;
+            crate::report::print_stdout(&table(&inf)).context("writing the table")?;
         }
         Summary::new("fvbm tests", seed)
             .extend(&TestsSummary {

@@ -17,12 +17,14 @@ impl LabArgs {
     /// Runs the chosen verb.
     pub fn run(self) -> anyhow::Result<()> {
         let common = self.verb.common().clone();
+        let mut stdout = crate::report::StdoutLines::default();
         let show = &mut |table: &str| {
             if !common.quiet {
-                println!("{table}");
+                stdout.print(table);
             }
         };
         let outcome = self.verb.run(&Bars::new(common.quiet), common.json, show)?;
+        stdout.finish()?;
         crate::report::emit(outcome, &common)
     }
 }

@@ -24,13 +24,15 @@ impl ReproArgs {
         let job = flags.plan(seed)?;
         let seed = common.init()?;
         let progress = ReproProgress::new(common.quiet);
+        let mut stdout = crate::report::StdoutLines::default();
         let outcome = job.run(seed, &progress, &mut |table| {
             // with --json the tables are in the summary; --quiet silences stderr only
             if !common.json && !table.is_empty() {
-                println!("{table}");
+                stdout.print(table);
             }
         })?;
         drop(progress);
+        stdout.finish()?;
         crate::report::emit(outcome, &common)
     }
 }

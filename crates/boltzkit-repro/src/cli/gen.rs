@@ -445,7 +445,7 @@ impl<C: Common> FvbmGenArgs<C> {
             }
             None => false,
         };
-        guard::distinct_files(&[], &[Some(&self.output), self.truth.as_deref()])?;
+        guard::files(&[], &[Some(&self.output), self.truth.as_deref()])?;
         let table = if d <= exact::MAX_EXACT_UNITS {
             table_memory(&vec![2; d])
         } else {
@@ -508,7 +508,7 @@ impl OutputArgs {
     /// files, and the memory of the samples plus the 2^n table when `table` (the generator
     /// builds it) or `--truth` asks for it.
     fn check(&self, n_vars: usize, table: bool) -> anyhow::Result<()> {
-        guard::distinct_files(&[], &[Some(&self.output), self.truth.as_deref()])?;
+        guard::files(&[], &[Some(&self.output), self.truth.as_deref()])?;
         let table = if table || self.truth.is_some() {
             table_memory(&vec![2; n_vars.min(64)])
         } else {

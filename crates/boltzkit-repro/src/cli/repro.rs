@@ -518,13 +518,15 @@ impl Flags {
     /// The checked plan run with `seed`, its data files found (an error names the flag or
     /// file at fault before any output is created).
     pub fn plan(self, seed: u64) -> anyhow::Result<Job> {
-        match self {
+        let job = match self {
             Flags::Fsll(f) => f.plan(seed),
             Flags::Bslm(f) => f.plan(seed),
             Flags::Sdcp(f) => f.plan(seed),
             Flags::FrankWolfe(f) => f.plan(seed),
             Flags::Popcd(f) => f.plan(seed),
-        }
+        }?;
+        job.check_output()?;
+        Ok(job)
     }
 }
 
@@ -537,6 +539,20 @@ impl Job {
             Job::Sdcp(..) => "sdcp",
             Job::FrankWolfe(..) => "frank-wolfe",
             Job::Popcd(..) => "popcd",
+        }
+    }
+
+    /// Checks `-o` before any work: fsll's results file can be written
+    /// ([`boltzkit::io::check_output`]), the other papers' output folder can be made and
+    /// written into ([`boltzkit::io::check_output_dir`]).
+    fn check_output(&self) -> boltzkit::Result<()> {
+        match self {
+            Job::Fsll(_, Some(file)) => boltzkit::io::check_output(file),
+            Job::Bslm(_, Some(dir)) | Job::Sdcp(_, Some(dir)) | Job::Popcd(_, Some(dir)) => {
+                boltzkit::io::check_output_dir(dir)
+            }
+            Job::FrankWolfe(job) => boltzkit::io::check_output_dir(&job.1.output),
+            _ => Ok(()),
         }
     }
 
