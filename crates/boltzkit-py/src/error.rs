@@ -1,11 +1,12 @@
 //! The one place a library error becomes a Python exception.
 //!
 //! Invalid settings, invalid data, wrong shapes and models too large for an exact method are
-//! the caller's to fix: `ValueError`. File trouble, and a data set no source gave, is `OSError`. A numerical failure or an
-//! internal error is `RuntimeError`. The message is the library's one line.
+//! the caller's to fix: `ValueError`. A job needing more memory than the machine has is
+//! `MemoryError`. File trouble, and a data set no source gave, is `OSError`. A numerical
+//! failure or an internal error is `RuntimeError`. The message is the library's one line.
 
 use boltzkit::Error;
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::PyErr;
 
 /// The Python exception for a library error.
@@ -20,6 +21,7 @@ pub fn to_py(err: Error) -> PyErr {
         | Error::UnsupportedFormat { .. }
         | Error::Model { .. } => PyValueError::new_err(msg),
         Error::Io { .. } | Error::DataSet { .. } => PyOSError::new_err(msg),
+        Error::Memory { .. } => PyMemoryError::new_err(msg),
         _ => PyRuntimeError::new_err(msg),
     }
 }

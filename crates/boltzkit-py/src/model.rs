@@ -20,7 +20,7 @@ use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
 use boltzkit::rbm::frank_wolfe::file::{save_fw_exact, save_fw_model};
 use boltzkit::rbm::gibbs::{sample_from_uniform, DEFAULT_SAMPLE_STEPS};
-use boltzkit::rbm::loglik::{average_log_likelihood, LogLikParams};
+use boltzkit::rbm::loglik::{average_log_likelihood, Diagnosis, LogLikParams, LogLikelihood};
 use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::rng_from_seed;
 use numpy::{PyArray1, PyArray2, PyReadonlyArray2};
@@ -317,11 +317,17 @@ impl NativeModel {
                 average_log_likelihood(&rbm, &data, &params.clone().interrupt(flag.clone()))
             })?;
             let log_z = ll.log_z().map(|e| convert::estimate(py, &e)).transpose()?;
-            return Ok((
-                convert::estimate(py, &ll.lower())?,
-                convert::estimate(py, &ll.upper())?,
-                log_z,
-            ));
+            let upper = convert::estimate(py, &ll.upper())?;
+            if let LogLikelihood::Bracket(b) = &ll {
+                // the bracket's one-line diagnosis, which Python raises as a warning when the
+                // interval is inverted or wide
+                upper.set_item("inverted", b.diagnosis.is_inverted())?;
+                upper.set_item(
+                    "diagnosis",
+                    (b.diagnosis != Diagnosis::Consistent).then(|| b.diagnosis.to_string()),
+                )?;
+            }
+            return Ok((convert::estimate(py, &ll.lower())?, upper, log_z));
         }
         let how = log_partition_method(method, self.affordable(), ais_chains, ais_steps, seed)?;
         let ll = run::estimate(py, threads, |flag| {

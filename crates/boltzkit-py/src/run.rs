@@ -8,6 +8,7 @@
 //! update and returns its last good model, which the caller keeps before re-raising the
 //! `KeyboardInterrupt`.
 
+use crate::error::IntoPyResult;
 use boltzkit::fit::Interrupt;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -17,18 +18,23 @@ use std::time::Duration;
 /// How often the waiting thread looks for signals.
 const POLL: Duration = Duration::from_millis(100);
 
-/// A pool of `threads` workers, or `None` for rayon's global pool (all cores).
+/// A pool of `threads` workers, or `None` for rayon's global pool (all cores). A count above
+/// the library's bound ([`boltzkit::budget::check_threads`]: four per core) is refused, as by
+/// the CLI's `--threads`, rather than starting (and waiting on) that many threads.
 fn pool(threads: Option<usize>) -> PyResult<Option<rayon::ThreadPool>> {
     match threads {
         None => Ok(None),
         Some(0) => Err(PyValueError::new_err(
             "n_jobs must be at least 1 (or None, or -1)",
         )),
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map(Some)
-            .map_err(|e| PyRuntimeError::new_err(format!("starting {n} worker threads: {e}"))),
+        Some(n) => {
+            boltzkit::budget::check_threads("n_jobs", n).py()?;
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map(Some)
+                .map_err(|e| PyRuntimeError::new_err(format!("starting {n} worker threads: {e}")))
+        }
     }
 }
 

@@ -24,6 +24,11 @@ load           any boltzkit model file, as a fitted estimator
 log_partition  ``ln Z`` of a model, with its standard error and interval
 kl_divergence  KL(p ‖ model) against a probability table
 
+Warnings
+--------
+BoltzkitWarning and its subclasses (MpleExistenceWarning, ConvergenceWarning,
+DivergenceWarning, BracketWarning, AisFallbackWarning): filter them with ``warnings``.
+
 The work happens in the Rust library (``boltzkit._native``) with the GIL released; the
 results equal the ``boltzkit`` command line's for the same seed and settings. scikit-learn
 is optional: the estimators derive from its ``BaseEstimator`` when it is installed.
@@ -34,6 +39,14 @@ from ._base import HAVE_SKLEARN, NotFittedError
 from ._functions import kl_divergence, log_partition, read_dataset
 from ._loading import load
 from ._results import Estimate, LogLikelihood, WaldTable
+from ._warnings import (
+    AisFallbackWarning,
+    BoltzkitWarning,
+    BracketWarning,
+    ConvergenceWarning,
+    DivergenceWarning,
+    MpleExistenceWarning,
+)
 from .fsll import FSLL
 from .fvbm import FVBM
 from .potts import (
@@ -71,4 +84,10 @@ __all__ = [
     "NativeModel",
     "HAVE_SKLEARN",
     "datasets",
+    "BoltzkitWarning",
+    "MpleExistenceWarning",
+    "ConvergenceWarning",
+    "DivergenceWarning",
+    "BracketWarning",
+    "AisFallbackWarning",
 ]

@@ -10,6 +10,7 @@ import numpy as np
 from ._base import check_fitted
 from ._results import Estimate, log_likelihood_from
 from ._validation import check_choice, check_states, seed_from, threads_from
+from ._warnings import AisFallbackWarning, warn
 
 
 class ModelMixin:
@@ -88,8 +89,22 @@ class ModelMixin:
 
     def score(self, X, y=None):
         """The average log-likelihood of ``X`` (nats per row): exact where affordable, forward
-        AIS otherwise (the figure of ``boltzkit <model> eval``; see :meth:`log_likelihood`)."""
-        return float(self.log_likelihood(X).value)
+        AIS otherwise (the figure of ``boltzkit <model> eval``; see :meth:`log_likelihood`).
+
+        A model too large to enumerate (an RBM with both layers above 30 units) is scored by
+        forward AIS with the standard 14,500-step schedule: slow (seconds to minutes), an
+        estimate with an error, optimistic in expectation; an ``AisFallbackWarning`` says so.
+        Call :meth:`log_likelihood` with ``method="ais"`` (and fewer ``ais_steps``) or
+        ``"bracket"`` to choose."""
+        ll = self.log_likelihood(X)
+        if ll.lower.method != "exact":
+            warn(
+                AisFallbackWarning,
+                f"score() fell back to forward AIS ({ll.lower.method}): the model is too large "
+                "to enumerate, so the figure is an estimate (optimistic in expectation); use "
+                'log_likelihood(X, method="bracket") for both ends',
+            )
+        return float(ll.value)
 
     def log_likelihood(
         self,

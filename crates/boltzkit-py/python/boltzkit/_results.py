@@ -48,6 +48,10 @@ class LogLikelihood(NamedTuple):
 
 def log_likelihood_from(triple, method):
     lo, hi, lz = triple
+    if hi.get("diagnosis"):
+        from ._warnings import BracketWarning, warn
+
+        warn(BracketWarning, hi["diagnosis"])
     lower, upper = Estimate.from_dict(lo), Estimate.from_dict(hi)
     return LogLikelihood(lower, upper, None if lz is None else Estimate.from_dict(lz), method)
 

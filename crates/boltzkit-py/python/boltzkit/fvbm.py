@@ -10,6 +10,7 @@ from ._model import ModelMixin
 from ._results import WaldTable, parse_record, progress_hook
 from ._settings import defaults, settings_json
 from ._validation import check_choice, check_number, explain_refusal, seed_from
+from ._warnings import MpleExistenceWarning, warn, warn_fit
 
 ALGOS = ("newton", "bslm", "ga", "mle", "pcd")
 _DEFAULTS = {algo: defaults(f"fvbm-{algo}") for algo in ALGOS}
@@ -159,9 +160,15 @@ class FVBM(ModelMixin, BaseEstimator):
         self.record_ = record
         self.mple_exists_ = record.get("mple_exists")
         self.stop_reason_ = record.get("stop_reason", str(record.get("stop")))
+        if self.mple_exists_ is False:
+            # the solver's own criterion may have been met, but there is no estimate to meet
+            self.stop_reason_ = (
+                f"the MPLE does not exist for these data (solver: {self.stop_reason_})"
+            )
         self._X_fit = X
         if exc is not None:
             raise exc
+        warn_fit(record, self.stop_reason_)
         return self
 
     def _set_model(self, model):
@@ -181,6 +188,13 @@ class FVBM(ModelMixin, BaseEstimator):
         check_number("level", level)
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1), got {level}")
+        if getattr(self, "mple_exists_", None) is False:
+            warn(
+                MpleExistenceWarning,
+                "the MPLE does not exist for these data, so its standard errors and Wald "
+                "tests mean nothing (the figures are those of where the solver stopped); "
+                "fit with l2 > 0",
+            )
         return _native.fvbm_inference(self.model_, X, float(self.l2), float(level), self._threads())
 
     def standard_errors(self, X=None):

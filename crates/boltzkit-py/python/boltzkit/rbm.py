@@ -13,6 +13,7 @@ from ._model import ModelMixin
 from ._results import parse_record, progress_hook
 from ._settings import defaults, settings_json
 from ._validation import check_choice, check_number, check_states, explain_refusal, seed_from
+from ._warnings import warn_fit
 
 ALGORITHMS = "cd-K, pcd-K, cg-K, sdcp-D-K, csdcp-D-K, popcd-K, popcd-K-loo, pt-M, pt-M-K"
 
@@ -304,6 +305,7 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         self.history_ = record["history"]
         if exc is not None:
             raise exc
+        warn_fit(record, self.stop_reason_)
 
     @classmethod
     def _from_native(cls, model):
