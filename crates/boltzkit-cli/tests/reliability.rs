@@ -535,3 +535,41 @@ fn model_files_and_widths_name_the_file_at_fault() {
         &["narrow.csv", "3 variables", "f.safetensors", "9 units"],
     );
 }
+
+/// A checkpoint carries a checksum: one flipped bit and `--resume` refuses it, naming it.
+#[test]
+fn a_corrupted_checkpoint_is_refused_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = bars_and_stripes(dir.path());
+    let ck = path(dir.path(), "ck.safetensors");
+    let m = path(dir.path(), "m.safetensors");
+    let fit = [
+        "rbm",
+        "fit",
+        "--data",
+        &data,
+        "--hidden",
+        "3",
+        "--eval-every",
+        "2",
+        "--seed",
+        "1",
+        "-q",
+        "-o",
+        &m,
+    ];
+    boltzkit()
+        .args(fit)
+        .args(["--epochs", "4", "--checkpoint", &ck])
+        .assert()
+        .success();
+    let mut bytes = std::fs::read(&ck).unwrap();
+    let last = bytes.len() - 5;
+    bytes[last] ^= 0x10;
+    std::fs::write(&ck, &bytes).unwrap();
+    fails(
+        &[&fit[..], &["--epochs", "8", "--resume", &ck]].concat(),
+        1,
+        &["ck.safetensors", "no longer matches the checksum"],
+    );
+}

@@ -145,6 +145,16 @@ fn as_lines(pb: ProgressBar) -> ProgressBar {
     pb
 }
 
+/// The bar's time left: unknown before the first step ends (indicatif's `{eta}` says `0s`
+/// there, which reads as "done" on a run that has not finished one step).
+fn eta_known(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = if state.pos() == 0 {
+        w.write_str("unknown until the first step ends")
+    } else {
+        write!(w, "{:#}", indicatif::HumanDuration(state.eta()))
+    };
+}
+
 /// A bar counting to `len` (e.g. epochs, samples), labelled `message`.
 pub fn bar(len: u64, message: &str, quiet: bool) -> ProgressBar {
     let mode = mode(quiet);
@@ -155,12 +165,13 @@ pub fn bar(len: u64, message: &str, quiet: bool) -> ProgressBar {
     }
     let template = match mode {
         Mode::Live => {
-            "{msg:>12} [{elapsed_precise}] {wide_bar:.cyan/blue} {human_pos}/{human_len} (eta {eta})"
+            "{msg:>12} [{elapsed_precise}] {wide_bar:.cyan/blue} {human_pos}/{human_len} (eta {eta_known})"
         }
-        _ => "progress: {msg} {human_pos}/{human_len} after {elapsed} (eta {eta})",
+        _ => "progress: {msg} {human_pos}/{human_len} after {elapsed} (eta {eta_known})",
     };
     let style = ProgressStyle::with_template(template)
         .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key("eta_known", eta_known)
         .progress_chars("=> ");
     let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr())
         .with_style(style)

@@ -45,7 +45,7 @@ pub fn sha256_bytes(bytes: &[u8]) -> String {
     to_hex(&Sha256::digest(bytes))
 }
 
-fn to_hex(bytes: &[u8]) -> String {
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for &b in bytes {

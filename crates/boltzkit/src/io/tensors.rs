@@ -24,6 +24,7 @@
 
 use crate::error::{Error, Result};
 use crate::io::atomic::write_atomic;
+use crate::io::checksum::{content_checksum, CHECKSUM_KEY};
 use safetensors::tensor::{Dtype, SafeTensorError, SafeTensors, TensorView};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -71,7 +72,7 @@ impl TensorData {
         }
     }
 
-    fn to_le_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_le_bytes(&self) -> Vec<u8> {
         match self {
             TensorData::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             TensorData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
@@ -124,7 +125,8 @@ impl NamedTensor {
     }
 }
 
-/// Writes `tensors` and `metadata` to `path` as a safetensors file, atomically.
+/// Writes `tensors` and `metadata` to `path` as a safetensors file, atomically. A metadata
+/// key [`CHECKSUM_KEY`] (any value) asks for the content checksum, written in its place.
 ///
 /// Fails with [`Error::Shape`] when a tensor's shape does not match its number of values,
 /// [`Error::InvalidParam`] on an empty or repeated tensor name, and [`Error::Io`] when the file
@@ -164,10 +166,13 @@ pub fn save_tensors(
             })?;
         views.push((t.name.as_str(), view));
     }
-    let meta: HashMap<String, String> = metadata
+    let mut meta: HashMap<String, String> = metadata
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    if let Some(sum) = meta.get_mut(CHECKSUM_KEY) {
+        *sum = content_checksum(tensors, metadata);
+    }
     let buffer = safetensors::serialize(views, &Some(meta)).map_err(|e| Error::Model {
         path: path.to_path_buf(),
         reason: format!("cannot serialize: {}", describe(&e)),
@@ -291,6 +296,16 @@ pub fn load_tensors(path: &Path) -> Result<TensorFile> {
         // The safetensors reader validated offsets against shape and dtype; recheck cheaply.
         tensor.check_shape().map_err(|e| model_err(e.to_string()))?;
         tensors.insert(name.to_string(), tensor);
+    }
+    if let Some(sum) = metadata.get(CHECKSUM_KEY) {
+        let found = content_checksum(tensors.values(), &metadata);
+        if *sum != found {
+            return Err(model_err(format!(
+                "its content no longer matches the checksum written with it (a flipped bit, \
+                 a truncated or edited copy): it cannot be trusted; use an earlier copy \
+                 (content_sha256 {sum}, found {found})"
+            )));
+        }
     }
     Ok(TensorFile {
         path: path.to_path_buf(),
@@ -599,6 +614,45 @@ mod tests {
         std::fs::write(&p, safetensors::serialize([("ints", view)], &None).unwrap()).unwrap();
         let msg = load_tensors(&p).unwrap_err().to_string();
         assert!(msg.contains("`ints`") && msg.contains("I32"), "{msg}");
+    }
+
+    /// A file saved with a checksum loads; any flipped bit of its tensors or a changed
+    /// metadata value is refused with the path; a file without one loads as before.
+    #[test]
+    fn checksums_refuse_a_corrupted_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("ck.safetensors");
+        let t = NamedTensor::new("w", vec![3], TensorData::F32(vec![0.5, -1.0, 2.0])).unwrap();
+        let meta = BTreeMap::from([
+            (CHECKSUM_KEY.to_string(), String::new()),
+            ("epoch".to_string(), "7".to_string()),
+        ]);
+        save_tensors(&p, std::slice::from_ref(&t), &meta).unwrap();
+        let back = load_tensors(&p).unwrap();
+        assert_eq!(back.metadata[CHECKSUM_KEY].len(), 64);
+        let good = std::fs::read(&p).unwrap();
+        let data_start = good.len() - 12;
+        for bit in [0, 9, 31, 95] {
+            let mut bad = good.clone();
+            bad[data_start + bit / 8] ^= 1 << (bit % 8);
+            std::fs::write(&p, &bad).unwrap();
+            let e = load_tensors(&p).unwrap_err().to_string();
+            assert!(
+                e.contains("ck.safetensors") && e.contains("no longer matches"),
+                "{e}"
+            );
+        }
+        let at = good
+            .windows(11)
+            .position(|w| w == b"\"epoch\":\"7\"")
+            .unwrap();
+        let mut edited = good.clone();
+        edited[at + 9] = b'8';
+        std::fs::write(&p, &edited).unwrap();
+        let e = load_tensors(&p).unwrap_err().to_string();
+        assert!(e.contains("no longer matches"), "{e}");
+        save_tensors(&p, &[t], &BTreeMap::new()).unwrap();
+        assert!(load_tensors(&p).unwrap().metadata.is_empty());
     }
 
     #[test]

@@ -266,8 +266,10 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
-    /// A checkpoint at `path` carrying `metadata` (must not hold `format`).
-    pub fn new(path: impl Into<PathBuf>, metadata: BTreeMap<String, String>) -> Self {
+    /// A checkpoint at `path` carrying `metadata` (must not hold `format`) and a content
+    /// checksum ([`crate::io::CHECKSUM_KEY`]), so a corrupted checkpoint is refused on load.
+    pub fn new(path: impl Into<PathBuf>, mut metadata: BTreeMap<String, String>) -> Self {
+        metadata.insert(crate::io::CHECKSUM_KEY.into(), String::new());
         Checkpoint {
             path: path.into(),
             metadata,

@@ -1,0 +1,143 @@
+"""Nothing aborted, nothing silent (issue 33): the library's size refusals raise MemoryError /
+ValueError with the CLI's one line, and trouble is a warning the user can filter."""
+
+from __future__ import annotations
+
+import json
+import struct
+import warnings
+
+import numpy as np
+import pytest
+
+import boltzkit
+from boltzkit import FSLL, FVBM, RBM
+
+
+def _rbm_file(path, w, b, c):
+    """A boltzkit RBM model file with these parameters (f32), written by hand."""
+    tensors = {"W": np.asarray(w, np.float32), "b": np.asarray(b, np.float32)}
+    tensors["c"] = np.asarray(c, np.float32)
+    header, blobs, offset = {"__metadata__": {"format": "boltzkit/rbm/v1"}}, [], 0
+    for name, t in tensors.items():
+        raw = t.tobytes()
+        header[name] = {
+            "dtype": "F32",
+            "shape": list(t.shape),
+            "data_offsets": [offset, offset + len(raw)],
+        }
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    path.write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    return path
+
+
+@pytest.fixture
+def fitted(binary_data):
+    return RBM(n_hidden=4, n_epochs=1, random_state=0).fit(binary_data)
+
+
+def test_sampling_more_than_fits_is_a_memory_error_not_an_abort(fitted, monkeypatch):
+    with pytest.raises(
+        MemoryError, match=r"sampling 1000000000000 chains .* needs about .* available"
+    ):
+        fitted.sample(10**12)
+    # 10^8 chains of one step: refused with the figures (pinned: 4 GiB available), never the
+    # 20 GB the kernel's OOM killer used to end
+    monkeypatch.setenv("BOLTZKIT_MEMORY_AVAILABLE", str(4 << 30))
+    with pytest.raises(
+        MemoryError, match=r"needs about .* GiB of memory, but this machine has 4.0 GiB"
+    ):
+        fitted.sample(10**8, n_steps=1)
+    assert fitted.sample(5, n_steps=1).shape == (5, 12)
+
+
+def test_a_hidden_layer_that_cannot_exist_is_a_memory_error(binary_data):
+    with pytest.raises(MemoryError, match=r"an RBM of 12 × 1000000000 units needs about"):
+        RBM(n_hidden=10**9, n_epochs=1).fit(binary_data)
+
+
+def test_fsll_on_31_variables_is_refused_with_the_cli_line(monkeypatch):
+    monkeypatch.setenv("BOLTZKIT_MEMORY_AVAILABLE", str(40 << 30))
+    X31 = np.array([[0] * 31, [1] * 31], dtype=np.uint8)
+    with pytest.raises(MemoryError) as e:
+        FSLL().fit(X31)
+    assert str(e.value) == (
+        "an FSLL fit on 31 variables needs about 48.0 GiB of memory, but this machine has "
+        "40.0 GiB available; reduce the size"
+    )
+
+
+def test_thread_counts_are_bounded_not_a_hang(binary_data):
+    with pytest.raises(ValueError, match=r"`n_jobs`: 100000 threads asked for, at most"):
+        RBM(n_hidden=2, n_epochs=1, n_jobs=100000).fit(binary_data)
+
+
+def test_absurd_steps_are_refused_up_front(fitted, binary_data):
+    with pytest.raises(MemoryError, match="annealing schedule of 1000000000000 steps"):
+        fitted.log_likelihood(binary_data, method="ais", ais_steps=10**12)
+    # little memory, but more than a year of work: refused with the estimate
+    with pytest.raises(ValueError, match=r"operations \(.* years at 1e10 per second\)"):
+        fitted.sample(10_000, n_steps=10**12)
+
+
+def test_an_mple_that_does_not_exist_warns_and_is_not_converged():
+    # x1 copies x0: the coupling runs off to infinity, no maximizer exists
+    rng = np.random.default_rng(1)
+    x0 = rng.integers(0, 2, 200, dtype=np.uint8)
+    X = np.ascontiguousarray(np.stack([x0, x0, rng.integers(0, 2, 200, dtype=np.uint8)], 1))
+    with pytest.warns(boltzkit.MpleExistenceWarning):
+        model = FVBM().fit(X)
+    assert model.mple_exists_ is False
+    assert not model.stop_reason_.startswith("converged"), model.stop_reason_
+    assert "does not exist" in model.stop_reason_
+    with pytest.warns(boltzkit.MpleExistenceWarning, match="standard errors"):
+        model.wald_test()
+
+
+def test_a_budget_stop_warns(binary_data):
+    with pytest.warns(boltzkit.ConvergenceWarning, match="iteration budget"):
+        FVBM(algo="bslm", max_iter=1).fit(binary_data)
+
+
+def test_divergence_warns_and_says_so(binary_data):
+    with pytest.warns(boltzkit.DivergenceWarning, match="diverged"):
+        model = RBM(n_hidden=4, n_epochs=20, learning_rate=1e8, random_state=0).fit(binary_data)
+    assert model.stop_reason_.startswith("diverged")
+
+
+def test_a_wide_bracket_and_the_ais_fallback_warn(tmp_path):
+    rng = np.random.default_rng(3)
+    w = rng.normal(0, 1.5, (40, 40))
+    path = _rbm_file(tmp_path / "big.safetensors", w, np.zeros(40), np.zeros(40))
+    model = boltzkit.load(path)
+    X = np.ascontiguousarray(rng.integers(0, 2, (20, 40), dtype=np.uint8))
+    with pytest.warns(boltzkit.BracketWarning, match=r"^(wide|inverted)"):
+        model.log_likelihood(X, method="bracket", ais_steps=5, ais_chains=10)
+    with pytest.warns(boltzkit.AisFallbackWarning, match="fell back to forward AIS"):
+        model.score(X[:2])
+    assert "AIS" in type(model).score.__doc__
+
+
+def test_every_warning_is_a_boltzkit_warning_a_user_can_filter(binary_data):
+    for cat in (
+        boltzkit.MpleExistenceWarning,
+        boltzkit.ConvergenceWarning,
+        boltzkit.DivergenceWarning,
+        boltzkit.BracketWarning,
+        boltzkit.AisFallbackWarning,
+    ):
+        assert issubclass(cat, boltzkit.BoltzkitWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", boltzkit.BoltzkitWarning)
+        with pytest.raises(boltzkit.ConvergenceWarning):
+            FVBM(algo="bslm", max_iter=1).fit(binary_data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", boltzkit.BoltzkitWarning)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", category=boltzkit.BoltzkitWarning)
+            FVBM(algo="bslm", max_iter=1).fit(binary_data)
+        assert not seen
