@@ -98,6 +98,14 @@ pub fn check_work(what: &str, operations: f64) -> Result<()> {
     })
 }
 
+/// The time `operations` take at [`OPERATIONS_PER_SECOND`], in words, when it is long enough
+/// to say (over a minute): `about 3.2 hours at best`. Front ends show it up front (beside a
+/// progress bar's label), so a run whose first step will not end soon does not look stuck.
+pub fn duration_note(operations: f64) -> Option<String> {
+    let seconds = operations / OPERATIONS_PER_SECOND;
+    (seconds > 60.0).then(|| format!("about {} at best", human_duration(seconds)))
+}
+
 /// A vector of `n` copies of `value`, its memory checked ([`check_memory`]) and allocated
 /// fallibly: a size that cannot be allocated is [`Error::Memory`] naming `what`, never an
 /// abort of the process.
@@ -210,6 +218,15 @@ mod tests {
         assert!(s.starts_with("the betas needs about"), "{s}");
         assert!(s.contains("available") || s.contains("addressable"), "{s}");
         assert_eq!(try_vec("x", 3, 1u8).unwrap(), vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn long_work_is_said_up_front() {
+        assert_eq!(duration_note(1e11), None);
+        assert_eq!(
+            duration_note(3.6e14).as_deref(),
+            Some("about 10.0 hours at best")
+        );
     }
 
     #[test]

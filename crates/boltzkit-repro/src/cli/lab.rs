@@ -186,7 +186,18 @@ impl<C: Common> GradientArgs<C> {
             seed: derive_seed(seed, 1),
             ..LabParams::default()
         };
-        progress.stage("estimators", Some(specs.len() as u64));
+        // the time it will take, said up front when long (the bar moves only as an estimator
+        // ends)
+        let rows = batch.unwrap_or(data.n_samples());
+        let work: f64 = specs
+            .iter()
+            .map(|s| boltzkit::rbm::lab::operations(s, &params, rows, nv, nh))
+            .sum();
+        let label = match boltzkit::budget::duration_note(work) {
+            Some(note) => format!("estimators ({note})"),
+            None => "estimators".to_string(),
+        };
+        progress.stage(&label, Some(specs.len() as u64));
         let results = run_lab(&rbm, &data, &specs, &params, progress)?;
         progress.finish();
         let ll = exact::average_log_likelihood(&rbm, &data)?;

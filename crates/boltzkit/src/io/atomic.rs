@@ -227,6 +227,12 @@ fn kind_of(m: &fs::Metadata) -> &'static str {
 fn explain(e: std::io::Error, target: &Path) -> std::io::Error {
     let dir = directory_of(target);
     let why = match e.kind() {
+        ErrorKind::NotFound if !dir.exists() => {
+            format!(
+                "the directory {} does not exist; create it first",
+                dir.display()
+            )
+        }
         ErrorKind::ReadOnlyFilesystem => format!("{} is on a read-only file system", dir.display()),
         ErrorKind::PermissionDenied => {
             format!("no permission to create files in {}", dir.display())
