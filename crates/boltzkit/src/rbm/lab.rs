@@ -200,6 +200,17 @@ pub struct BiasVariance {
 
 pub use crate::estimate::stats::t95;
 
+/// Elementary operations of [`gradient_bias_variance`] for `spec` on mini-batches of `rows`
+/// rows of an `nv × nh` model (burn-in included): the chains' Gibbs steps, and per estimate
+/// the batch copy and the sums over every parameter.
+pub fn operations(spec: &Algorithm, params: &LabParams, rows: usize, nv: usize, nh: usize) -> f64 {
+    let per_estimate = rows as f64
+        * (spec.chain_steps() as f64 * crate::rbm::gibbs::step_operations(nv as u64, nh as u64)
+            + nv as f64)
+        + 2.0 * (nv * nh + nv + nh) as f64;
+    params.estimates.saturating_add(params.burn_in) as f64 * per_estimate
+}
+
 /// Draws `T` estimates of `spec` at the fixed model `rbm` on mini-batches of `data` and
 /// compares them with the exact gradient `truth` (of the average log-likelihood of `data`,
 /// [`exact::log_likelihood_gradient`]).
@@ -220,17 +231,6 @@ pub use crate::estimate::stats::t95;
 /// assert!(cd.sq_bias_ci[0] <= cd.sq_bias && cd.sq_bias <= cd.sq_bias_ci[1]);
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
-/// Elementary operations of [`gradient_bias_variance`] for `spec` on mini-batches of `rows`
-/// rows of an `nv × nh` model (burn-in included): the chains' Gibbs steps, and per estimate
-/// the batch copy and the sums over every parameter.
-pub fn operations(spec: &Algorithm, params: &LabParams, rows: usize, nv: usize, nh: usize) -> f64 {
-    let per_estimate = rows as f64
-        * (spec.chain_steps() as f64 * crate::rbm::gibbs::step_operations(nv as u64, nh as u64)
-            + nv as f64)
-        + 2.0 * (nv * nh + nv + nh) as f64;
-    params.estimates.saturating_add(params.burn_in) as f64 * per_estimate
-}
-
 pub fn gradient_bias_variance(
     rbm: &Rbm,
     data: &Dataset,

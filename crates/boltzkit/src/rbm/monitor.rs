@@ -101,6 +101,52 @@ pub fn pseudo_log_likelihood(rbm: &Rbm, data: &Dataset) -> Result<f64> {
     }))
 }
 
+/// The mean conditional log-probability `ln p(v_i | v_{−i})` (nats) of the pairs `(row, unit)`
+/// of the binary `data`: a pseudo-log-likelihood per unit on a fixed sample of its terms, cheap
+/// enough to watch every epoch (one hidden input per row, the sparse rows summed over their
+/// ones, and two softplus sums per pair). The same pairs give a deterministic figure, so its
+/// changes are the model's. [`pseudo_log_likelihood`] with every unit of a row is `n_visible`
+/// times this averaged over all of the row's pairs.
+pub fn unit_pseudo_log_likelihood(
+    rbm: &Rbm,
+    data: &Dataset,
+    pairs: &[(usize, usize)],
+) -> Result<f64> {
+    super::exact::check_data_for(rbm, data, "RBM monitor")?;
+    let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+    if let Some(&(r, i)) = pairs
+        .iter()
+        .find(|&&(r, i)| r >= data.n_samples() || i >= nv)
+    {
+        return Err(crate::error::Error::param(
+            "pairs",
+            format!(
+                "({r}, {i}) is outside the data's {} rows × {nv} units",
+                data.n_samples()
+            ),
+        ));
+    }
+    let terms: Vec<f64> = pairs
+        .par_iter()
+        .map(|&(r, i)| {
+            let v: Vec<u8> = data.sample(r).iter().copied().collect();
+            let mut x = vec![0.0f64; nh];
+            hidden_input(rbm, &v, &mut x);
+            let row = &rbm.w()[i * nh..(i + 1) * nh];
+            let sign = if v[i] != 0 { -1.0 } else { 1.0 };
+            let (sp, sp_flip) = x.iter().zip(row).fold((0.0, 0.0), |(a, b), (&xj, &w)| {
+                (
+                    a + softplus_f64(xj),
+                    b + softplus_f64(xj + sign * f64::from(w)),
+                )
+            });
+            let f_flip_minus_f = -(sign * f64::from(rbm.b()[i])) - (sp_flip - sp);
+            -softplus_f64(-f_flip_minus_f)
+        })
+        .collect();
+    Ok(terms.iter().sum::<f64>() / terms.len().max(1) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +180,21 @@ mod tests {
         want /= 6.0;
         let got = pseudo_log_likelihood(&rbm, &d).unwrap();
         assert!((got - want).abs() < 1e-10, "{got} vs {want}");
+    }
+
+    /// Every pair of every row: the full pseudo-log-likelihood divided by the units.
+    #[test]
+    fn unit_pseudo_likelihood_is_the_full_one_per_unit() {
+        let rbm = Rbm::random(5, 3, 0.9, &mut rng_from_seed(12)).unwrap();
+        let d = data(6, 5, 13);
+        let pairs: Vec<(usize, usize)> = (0..6).flat_map(|r| (0..5).map(move |i| (r, i))).collect();
+        let full = pseudo_log_likelihood(&rbm, &d).unwrap();
+        let per_unit = unit_pseudo_log_likelihood(&rbm, &d, &pairs).unwrap();
+        assert!(
+            (per_unit * 5.0 - full).abs() < 1e-10,
+            "{per_unit} vs {full}"
+        );
+        assert!(unit_pseudo_log_likelihood(&rbm, &d, &[(6, 0)]).is_err());
     }
 
     #[test]
