@@ -227,6 +227,16 @@ fn resume_refuses_a_checkpoint_that_cannot_continue_the_run() {
         .metadata
         .contains_key("stop_reason"));
     refused(base("1000000", "4"), &["--resume", &ck4], "seed is 3");
+    // no --seed at all: the line says so (not a random seed's number) and gives the remedy
+    let unseeded: Vec<String> = base("1000000", "3")
+        .into_iter()
+        .filter(|a| a != "--seed" && a != "3")
+        .collect();
+    refused(
+        unseeded,
+        &["--resume", &ck4],
+        "was given no --seed (a random one was drawn); add --seed 3",
+    );
     refused(
         base("999", "3"),
         &["--resume", &ck4],

@@ -44,8 +44,10 @@ enum RbmVerb {
         sample). exact: ln Z by enumerating the smaller layer (≤ 30 units; the default for such \
         models). bracket (the default for larger models): the interval [RAISE, forward AIS], \
         each end with its standard error, and a one-line diagnosis when the interval is \
-        inverted beyond 3 standard errors (an estimator has failed: more steps needed) or wider \
-        than --max-width. Forward AIS (ais) anneals from the base-rate model: on average it \
+        inverted beyond 3 standard errors (the annealing chain has not reached the model; \
+        with --convergence, an inversion that persists as the steps double means the chain is \
+        not mixing: use --method exact for a layer of ≤ 30 units, more chains or a tempered \
+        transition, not more steps) or wider than --max-width. Forward AIS (ais) anneals from the base-rate model: on average it \
         underestimates ln Z, so its log-likelihood is optimistic. RAISE (raise, Burda, Grosse & \
         Salakhutdinov 2015) anneals each test vector back to the base model (--raise-chains \
         chains per vector, on --raise-vectors of them at random if given): on average it is \

@@ -10,13 +10,13 @@
 //! | [`sha256_file`], [`sha256_bytes`] | the hex SHA-256 of a file (data provenance in model metadata) or of bytes (the data registry's checksums) |
 
 mod atomic;
-mod checksum;
 mod hash;
 mod log;
 mod tensors;
 
 pub use atomic::{check_output, check_output_dir, write_atomic, write_atomic_with, NAME_MAX};
-pub use checksum::CHECKSUM_KEY;
 pub use hash::{sha256_bytes, sha256_file};
 pub use log::{MetricLog, MetricRecord, RESERVED_KEYS};
-pub use tensors::{load_tensors, save_model, save_tensors, NamedTensor, TensorData, TensorFile};
+pub use tensors::{
+    load_tensors, save_model, save_tensors, NamedTensor, TensorData, TensorFile, CHECKSUM_KEY,
+};

@@ -56,7 +56,7 @@ impl FeaturesArgs {
             self.common.init_threads()?;
             None
         };
-        guard::distinct_files(
+        guard::files(
             &[Some(&self.model), Some(&self.data)],
             &[Some(&self.output)],
         )?;

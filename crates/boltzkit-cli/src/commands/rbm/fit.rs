@@ -296,7 +296,7 @@ impl FitArgs {
         let resumed = self
             .resume
             .as_deref()
-            .map(|path| read_resume(path, seed, &data_sha256))
+            .map(|path| read_resume(path, seed, self.common.seed.is_some(), &data_sha256))
             .transpose()?;
         let rbm = self.initial_model(&data, resumed.as_ref().map(|(f, _)| f), &params)?;
         params.n_hidden = rbm.n_hidden();

@@ -114,7 +114,7 @@ pub(super) struct PlotArgs {
 
 impl PlotArgs {
     pub(super) fn run(self) -> anyhow::Result<()> {
-        crate::guard::distinct_files(
+        crate::guard::files(
             &[
                 self.log.as_deref(),
                 self.model.as_deref(),

@@ -12,10 +12,12 @@ use std::path::Path;
 pub(super) const CLI_SETTINGS_KEY: &str = "cli_settings";
 
 /// Reads the checkpoint of `--resume`: refused (exit 2) when it is not a checkpoint with loop
-/// state, when its run finished, or when its seed or data differ from the ones given.
+/// state, when its run finished, or when its seed or data differ from the ones given
+/// (`seed_given`: whether `seed` came from `--seed` or was drawn at random).
 pub(super) fn read_resume(
     path: &Path,
     seed: u64,
+    seed_given: bool,
     data_sha256: &str,
 ) -> anyhow::Result<(RbmFile, TrainState)> {
     let (file, state) = load_checkpoint(path)
@@ -35,6 +37,14 @@ pub(super) fn read_resume(
         .into());
     };
     let meta = |key: &str| file.metadata.get(key).map(String::as_str).unwrap_or("none");
+    if meta("seed") != seed.to_string() && !seed_given {
+        return Err(UsageError::new(format!(
+            "--resume {shown}: the checkpoint's run has seed {0}, and this run was given no \
+             --seed (a random one was drawn); add --seed {0} to resume it",
+            meta("seed")
+        ))
+        .into());
+    }
     if meta("seed") != seed.to_string() {
         return Err(UsageError::new(format!(
             "--resume {shown}: the checkpoint's seed is {}, the run was given --seed {seed}",

@@ -48,7 +48,7 @@ impl SampleArgs {
         let seed = self.common.init()?;
         let rbm = load_rbm(&self.model)?.rbm;
         let nv = rbm.n_visible();
-        guard::distinct_files(&[Some(&self.model)], &[Some(&self.output)])?;
+        guard::files(&[Some(&self.model)], &[Some(&self.output)])?;
         guard::memory(
             &format!("rbm sample -n {}", self.samples),
             sample_memory(self.samples, nv as u64, rbm.n_hidden() as u64),
