@@ -84,8 +84,8 @@ pub enum Error {
     /// [`crate::budget::check_memory`], or an allocation that failed).
     #[error(
         "{what} needs about {} of memory, but this machine has {} {limit}; reduce the size",
-        crate::budget::human_bytes(*.needed),
-        crate::budget::human_bytes(*.available)
+        crate::units::human_bytes(*.needed),
+        crate::units::human_bytes(*.available)
     )]
     Memory {
         /// The job and the setting that sizes it.

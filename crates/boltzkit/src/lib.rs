@@ -127,6 +127,7 @@ pub mod provenance;
 pub mod rbm;
 pub mod rng;
 pub mod settings;
+mod units;
 pub mod warm;
 
 #[cfg(test)]
