@@ -16,6 +16,7 @@ mod interrupt;
 mod progress;
 mod report;
 mod repro;
+mod training_outputs;
 
 use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;

@@ -573,3 +573,130 @@ fn a_corrupted_checkpoint_is_refused_with_its_path() {
         &["ck.safetensors", "no longer matches the checksum"],
     );
 }
+
+/// Fills the file system of `dir` (a small tmpfs) to the last byte, then frees `free_pages`
+/// pages of 4 KiB; returns the filler's path.
+fn fill(dir: &Path, free_pages: u64) -> std::path::PathBuf {
+    use std::io::Write;
+    let filler = dir.join("filler");
+    let mut f = std::fs::File::create(&filler).unwrap();
+    let block = vec![7u8; 4096];
+    while f.write_all(&block).is_ok() {}
+    let _ = f.flush();
+    let len = std::fs::metadata(&filler).unwrap().len();
+    f.set_len(len.saturating_sub(4096 * free_pages)).unwrap();
+    filler
+}
+
+/// A log whose disk fills up (a 64 KiB tmpfs with one page free: its second write fails)
+/// stops training at that evaluation; the model of that epoch is written to `-o` on a healthy
+/// disk, the line says where, and no temporary is left on the full disk.
+#[test]
+fn a_full_disk_for_the_log_stops_training_and_keeps_the_model() {
+    let Some(small) = Tmpfs::mount("size=64k") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let data = bars_and_stripes(dir.path());
+    let m = path(dir.path(), "m.safetensors");
+    let log = path(small.path(), "l.jsonl");
+    fill(small.path(), 1);
+    let line = fails(
+        &[
+            "rbm",
+            "fit",
+            "--data",
+            &data,
+            "--hidden",
+            "3",
+            "--epochs",
+            "50",
+            "--eval-every",
+            "2",
+            "--seed",
+            "1",
+            "-q",
+            "-o",
+            &m,
+            "--log",
+            &log,
+        ],
+        1,
+        &[
+            "training stopped after epoch 2: writing the log",
+            "l.jsonl failed",
+            "the model of epoch 2 was written to",
+        ],
+    );
+    assert!(
+        line.contains("No space left on device") || line.contains("no space left"),
+        "{line}"
+    );
+    let model = boltzkit::rbm::file::load_rbm(Path::new(&m)).unwrap();
+    assert_eq!(model.metadata["epochs_done"], "2", "{:?}", model.metadata);
+    assert_eq!(
+        names_in(small.path()),
+        vec!["filler", "l.jsonl"],
+        "no temporary left"
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
+}
+
+/// A checkpoint on a full disk stops training at once; `-o` (healthy) still gets the model.
+/// The model itself on the full disk: training runs, the write fails, and the line says the
+/// model was NOT saved and where the last checkpoint is.
+#[test]
+fn a_full_disk_for_the_checkpoint_or_the_model_says_where_the_model_is() {
+    let Some(small) = Tmpfs::mount("size=64k") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let data = bars_and_stripes(dir.path());
+    let m = path(dir.path(), "m.safetensors");
+    let ck = path(small.path(), "ck.safetensors");
+    let filler = fill(small.path(), 0);
+    let fit = [
+        "rbm",
+        "fit",
+        "--data",
+        &data,
+        "--hidden",
+        "3",
+        "--epochs",
+        "20",
+        "--eval-every",
+        "5",
+        "--seed",
+        "1",
+        "-q",
+    ];
+    fails(
+        &[&fit[..], &["-o", &m, "--checkpoint", &ck]].concat(),
+        1,
+        &[
+            "training stopped after epoch 0: writing the checkpoint",
+            "the model of epoch 0 was written to",
+        ],
+    );
+    assert!(boltzkit::rbm::file::load_rbm(Path::new(&m)).is_ok());
+    assert_eq!(
+        names_in(small.path()),
+        vec!["filler"],
+        "no temporary, no half checkpoint"
+    );
+    // the model on the full disk, the checkpoint on a healthy one
+    std::fs::remove_file(&filler).unwrap();
+    let healthy_ck = path(dir.path(), "ck.safetensors");
+    let lost = path(small.path(), "m.safetensors");
+    fill(small.path(), 0);
+    fails(
+        &[&fit[..], &["-o", &lost, "--checkpoint", &healthy_ck]].concat(),
+        1,
+        &[
+            "the model was NOT saved",
+            "the last checkpoint, of epoch 20, is",
+            "ck.safetensors",
+        ],
+    );
+    assert_eq!(names_in(small.path()), vec!["filler"]);
+}

@@ -12,6 +12,7 @@ use crate::exit::UsageError;
 use crate::guard;
 use crate::progress;
 use crate::report::Summary;
+use crate::training_outputs::{after_training, StopOnWriteFailure, WriteFailures};
 use anyhow::Context;
 use boltzkit::data::{Binarize, Dataset};
 use boltzkit::fit::{Control, Run};
@@ -323,6 +324,7 @@ impl FitArgs {
             eval,
             small,
             settings,
+            failures: WriteFailures::default(),
             args: self,
         })
     }
@@ -532,6 +534,8 @@ struct FitPlan {
     small: bool,
     /// The model file's `settings` entry (what `--resume` compares).
     settings: serde_json::Value,
+    /// The first failed write of the log or the checkpoint (which stops training).
+    failures: WriteFailures,
 }
 
 impl FitPlan {
@@ -599,7 +603,12 @@ impl FitPlan {
                 ("data_sha256".to_string(), self.data_sha256.clone()),
                 (CLI_SETTINGS_KEY.to_string(), self.settings.to_string()),
             ]);
-            run = run.observe_every(Checkpoint::new(path, meta), every);
+            let checkpoint = Checkpoint::new(path, meta);
+            let what = format!("the checkpoint {}", path.display());
+            run = run.observe_every(
+                StopOnWriteFailure::new(checkpoint, what, &self.failures),
+                every,
+            );
         }
         if let Some(path) = &a.log {
             let log = match self.resumed_at_epoch {
@@ -608,7 +617,8 @@ impl FitPlan {
                 _ => JsonlLog::create(path)
                     .with_context(|| format!("creating the log {}", path.display()))?,
             };
-            run = run.observe_every(log, every);
+            let what = format!("the log {}", path.display());
+            run = run.observe_every(StopOnWriteFailure::new(log, what, &self.failures), every);
         }
         Ok(run)
     }
@@ -629,9 +639,14 @@ impl FitPlan {
             record.epochs,
             &record.stop,
             Some(&data_file),
-        )?;
-        save_rbm(&a.output, &outcome.model, record.offsets.as_ref(), &meta)
-            .with_context(|| format!("writing the model to {}", a.output.display()))?;
+)?;
+        let written = save_rbm(&a.output, &outcome.model, record.offsets.as_ref(), &meta)
+            .map_err(anyhow::Error::from);
+        let failure = self.failures.first();
+        if written.is_err() {
+            // no summary of a model that is nowhere: the line says where the last good one is
+            return after_training(failure, written, &a.output, self.checkpoint.as_deref());
+        }
         // the monitors of the last evaluation, when it evaluated the result: with --eval-every
         // above the epochs run it was the starting model (epoch 0), a stale figure
         let monitors = record
@@ -665,6 +680,9 @@ impl FitPlan {
             output: a.output.display().to_string(),
         })?;
         summary.emit(&a.common)?;
+        if failure.is_some() {
+            return after_training(failure, Ok(()), &a.output, self.checkpoint.as_deref());
+        }
         match record.stop {
             StopReason::Interrupted { .. } => Err(crate::interrupt::Interrupted(format!(
                 "interrupted after {} updates ({} epochs); wrote the last good model to {}",
