@@ -38,6 +38,18 @@ fn refs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
+/// An FVBM fitted to `data` with `--l2 0.1`, written as `dir/f.safetensors`.
+fn fvbm_fit(dir: &Path, data: &str) -> String {
+    let fvbm = path(dir, "f.safetensors");
+    boltzkit()
+        .args([
+            "fvbm", "fit", "--data", data, "--l2", "0.1", "-o", &fvbm, "-q",
+        ])
+        .assert()
+        .success();
+    fvbm
+}
+
 /// `mkfifo path`.
 fn fifo(path: &Path) {
     use std::os::unix::ffi::OsStrExt;
@@ -329,13 +341,7 @@ fn a_closed_or_full_stdout_ends_the_command_with_one_line() {
         assert!(line.contains(cause), "{line}");
         assert!(Path::new(&model).exists());
         stdout_fails(&fit, full);
-        let fvbm = path(dir.path(), "f.safetensors");
-        boltzkit()
-            .args([
-                "fvbm", "fit", "--data", &data, "--l2", "0.1", "-o", &fvbm, "-q",
-            ])
-            .assert()
-            .success();
+        let fvbm = fvbm_fit(dir.path(), &data);
         stdout_fails(
             &[
                 "fvbm", "tests", "--model", &fvbm, "--data", &data, "--l2", "0.1",
@@ -520,13 +526,7 @@ fn model_files_and_widths_name_the_file_at_fault() {
         1,
         &["wt.safetensors", "W is stored transposed"],
     );
-    let fvbm = path(dir.path(), "f.safetensors");
-    boltzkit()
-        .args([
-            "fvbm", "fit", "--data", &data, "--l2", "0.1", "-o", &fvbm, "-q",
-        ])
-        .assert()
-        .success();
+    let fvbm = fvbm_fit(dir.path(), &data);
     let narrow = path(dir.path(), "narrow.csv");
     std::fs::write(&narrow, "0,1,0\n1,0,1\n").unwrap();
     fails(
@@ -588,17 +588,24 @@ fn fill(dir: &Path, free_pages: u64) -> std::path::PathBuf {
     filler
 }
 
+/// A 64 KiB tmpfs to fill, and beside it a healthy folder with the bars-and-stripes data and
+/// a model path; `None` (the test skipped, the reason printed) where no tmpfs can be mounted.
+fn full_disk_case() -> Option<(Tmpfs, tempfile::TempDir, String, String)> {
+    let small = Tmpfs::mount("size=64k")?;
+    let dir = tempfile::tempdir().unwrap();
+    let data = bars_and_stripes(dir.path());
+    let m = path(dir.path(), "m.safetensors");
+    Some((small, dir, data, m))
+}
+
 /// A log whose disk fills up (a 64 KiB tmpfs with one page free: its second write fails)
 /// stops training at that evaluation; the model of that epoch is written to `-o` on a healthy
 /// disk, the line says where, and no temporary is left on the full disk.
 #[test]
 fn a_full_disk_for_the_log_stops_training_and_keeps_the_model() {
-    let Some(small) = Tmpfs::mount("size=64k") else {
+    let Some((small, _dir, data, m)) = full_disk_case() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let data = bars_and_stripes(dir.path());
-    let m = path(dir.path(), "m.safetensors");
     let log = path(small.path(), "l.jsonl");
     fill(small.path(), 1);
     let line = fails(
@@ -647,12 +654,9 @@ fn a_full_disk_for_the_log_stops_training_and_keeps_the_model() {
 /// model was NOT saved and where the last checkpoint is.
 #[test]
 fn a_full_disk_for_the_checkpoint_or_the_model_says_where_the_model_is() {
-    let Some(small) = Tmpfs::mount("size=64k") else {
+    let Some((small, dir, data, m)) = full_disk_case() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let data = bars_and_stripes(dir.path());
-    let m = path(dir.path(), "m.safetensors");
     let ck = path(small.path(), "ck.safetensors");
     let filler = fill(small.path(), 0);
     let fit = [
