@@ -639,7 +639,7 @@ impl FitPlan {
             record.epochs,
             &record.stop,
             Some(&data_file),
-)?;
+        )?;
         let written = save_rbm(&a.output, &outcome.model, record.offsets.as_ref(), &meta)
             .map_err(anyhow::Error::from);
         let failure = self.failures.first();
