@@ -15,7 +15,8 @@
 //! let back = settings::to_json(&p)?;
 //! assert_eq!(back["n_hidden"], 20);
 //! assert_eq!(back["learning_rate"].to_string(), "0.1");
-//! assert!(settings::from_json::<RbmParams>("rbm", r#"{"n_hidden": -1}"#).is_err());
+//! let err = settings::from_json::<RbmParams>("rbm", r#"{"n_hidden": -1}"#).unwrap_err();
+//! assert!(err.to_string().contains("n_hidden"), "{err}"); // the entry at fault, named
 //! # Ok::<(), boltzkit::Error>(())
 //! ```
 
@@ -44,8 +45,23 @@ pub fn from_json<P: DeserializeOwned>(what: &str, json: &str) -> Result<P> {
 
 /// [`from_json`] of a parsed value.
 pub fn from_value<P: DeserializeOwned>(what: &str, value: Value) -> Result<P> {
-    serde_json::from_value(value)
-        .map_err(|e| Error::param("settings", format!("{what} settings: {e}")))
+    serde_json::from_value(value.clone()).map_err(|e| match entry_at_fault::<P>(&value) {
+        Some(name) => Error::param(name, format!("{what} settings: {e}")),
+        None => Error::param("settings", format!("{what} settings: {e}")),
+    })
+}
+
+/// The entry of `value` without which it reads as a `P` (serde's message for a value of the
+/// wrong type names no field, least of all through a tagged enum): the name an error gives.
+fn entry_at_fault<P: DeserializeOwned>(value: &Value) -> Option<String> {
+    let obj = value.as_object()?;
+    obj.keys().find_map(|name| {
+        let mut rest = obj.clone();
+        rest.remove(name);
+        serde_json::from_value::<P>(Value::Object(rest))
+            .is_ok()
+            .then(|| name.clone())
+    })
 }
 
 /// `base` with the entries of `given` (a struct of flags serialized under the settings'
