@@ -151,6 +151,7 @@ class FvbmSettings(TypedDict, total=False):
     c1: float
     c2: float
     max_line_search: int
+    f32_pairs: bool
     learning_rate: float
     n_chains: int
     n_updates: int
