@@ -243,3 +243,30 @@ def test_binarized_fit_writes_the_cli_file(cli, tmp_path):
     py.save(mine, data_file=data)
     assert_same_file(out, mine)
     assert '"binarize":"Threshold(127.0)"' in py.metadata_["settings"]
+
+
+def test_fit_from_a_model_is_the_cli_warm_start(cli, binary_data, tmp_path):
+    """`fit(X, init=model)` and `rbm fit --model FILE` are the same library call: the same
+    bits; the files differ only in where the starting model came from (`init_model`)."""
+    data = tmp_path / "x.npy"
+    np.save(data, binary_data)
+    first = tmp_path / "first.safetensors"
+    common = ["--algo", "pcd-1", "--epochs", 3, "--batch-size", 50, "--lr", 0.05, "-q"]
+    run(cli, "rbm", "fit", "--data", data, "--hidden", 4, "--seed", 1, "-o", first, *common)
+    out = tmp_path / "cli.safetensors"
+    run(cli, "rbm", "fit", "--data", data, "--model", first, "--seed", 9, "-o", out, *common)
+    settings = dict(algo="pcd-1", n_epochs=3, batch_size=50, learning_rate=0.05)
+    start = boltzkit.RBM(n_hidden=4, random_state=1, **settings).fit(binary_data)
+    for init in (first, start):
+        py = boltzkit.RBM(n_hidden=4, random_state=9, **settings).fit(binary_data, init=init)
+        mine = tmp_path / "py.safetensors"
+        py.save(mine, data_file=data)
+        cli_meta, py_meta = boltzkit.load(out).metadata_, boltzkit.load(mine).metadata_
+        cli_settings = json.loads(cli_meta.pop("settings"))
+        py_settings = json.loads(py_meta.pop("settings"))
+        assert cli_settings.pop("init_model") == str(first)
+        assert py_settings.pop("init_model") == "(a model in memory)"
+        assert (cli_meta, cli_settings) == (py_meta, py_settings)
+        assert bytes(py.model_.to_bytes()) != b""
+        for a, b in zip(boltzkit.load(out).model_.rbm_params(), py.model_.rbm_params()):
+            assert a.tobytes() == b.tobytes()

@@ -195,7 +195,8 @@ def test_fsll_multivalued_and_kl():
     ],
 )
 def test_bad_input_is_one_clear_line_and_changes_nothing(binary_data, bad, pattern):
-    rbm = boltzkit.RBM(n_hidden=3, n_epochs=2, random_state=0).fit(binary_data)
+    # binarize=None: the states as they are (the default, "auto", thresholds other data)
+    rbm = boltzkit.RBM(n_hidden=3, n_epochs=2, random_state=0, binarize=None).fit(binary_data)
     before = (rbm.components_.copy(), rbm.get_params(), dict(vars(rbm)))
     Xbad = bad(binary_data)
     for call in (rbm.transform, rbm.score_samples, rbm.fit):
@@ -211,7 +212,7 @@ def test_refused_uint8_input_changes_nothing(binary_data):
     left as it was, fitted or not."""
     bad = binary_data.copy()
     bad[4, 2] = 5
-    for est in (boltzkit.RBM(n_hidden=3, random_state=0), boltzkit.FVBM()):
+    for est in (boltzkit.RBM(n_hidden=3, random_state=0, binarize=None), boltzkit.FVBM()):
         for call in (est.fit, getattr(est, "partial_fit", est.fit)):
             before = dict(vars(est))
             with pytest.raises(ValueError, match=r"X\[4, 2\] = 5: expected 0 or 1"):

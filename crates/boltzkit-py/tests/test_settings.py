@@ -24,7 +24,16 @@ CASES = [
         boltzkit.RBM,
         "rbm",
         "RbmSettings",
-        {"binarize", "monitor", "eval_every", "verbose", "callback", "random_state", "n_jobs"},
+        {
+            "binarize",
+            "warm_start",
+            "monitor",
+            "eval_every",
+            "verbose",
+            "callback",
+            "random_state",
+            "n_jobs",
+        },
     ),
 ]
 

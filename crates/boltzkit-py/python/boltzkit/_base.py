@@ -5,7 +5,13 @@ from ``sklearn.base.BaseEstimator`` (and ``TransformerMixin`` for the RBMs), so 
 ``Pipeline``, ``GridSearchCV`` and ``check_estimator`` see an ordinary estimator. Without it,
 a minimal ``BaseEstimator`` provides the same ``get_params`` / ``set_params`` / ``__repr__``
 from the ``__init__`` signature and a ``__sklearn_tags__`` with the fields boltzkit sets,
-and a minimal ``TransformerMixin`` the ``fit_transform`` shortcut.
+a minimal ``TransformerMixin`` the ``fit_transform`` shortcut and a minimal
+``ClassNamePrefixFeaturesOutMixin`` the output names (``rbm0``, ``rbm1``, …).
+
+Input feature names are scikit-learn's own: :func:`check_feature_names` is its
+``_check_feature_names`` (``feature_names_in_`` set by ``fit`` from a DataFrame's columns,
+checked by every later call, as ``validate_data`` does); without scikit-learn it does nothing.
+``set_output(transform="pandas")`` comes with scikit-learn's ``TransformerMixin``.
 """
 
 from __future__ import annotations
@@ -13,11 +19,14 @@ from __future__ import annotations
 import copyreg
 import inspect
 
+import numpy as np
+
 from . import _native
 
 try:  # scikit-learn present: the real bases
-    from sklearn.base import BaseEstimator, TransformerMixin
+    from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import _check_feature_names as check_feature_names
 
     HAVE_SKLEARN = True
 except ImportError:  # pragma: no cover - exercised by test_base without sklearn
@@ -75,6 +84,16 @@ except ImportError:  # pragma: no cover - exercised by test_base without sklearn
         def fit_transform(self, X, y=None, **fit_params):
             return self.fit(X, y, **fit_params).transform(X)
 
+    class ClassNamePrefixFeaturesOutMixin:
+        """``get_feature_names_out``: the class name, lowercased, and the output's index."""
+
+        def get_feature_names_out(self, input_features=None):
+            prefix = type(self).__name__.lower()
+            return np.asarray([f"{prefix}{i}" for i in range(self._n_features_out)], dtype=object)
+
+    def check_feature_names(estimator, X, *, reset):
+        """Input feature names need scikit-learn: without it, nothing is recorded."""
+
 
 def _reduce_model(m):
     """Pickles a native model through the bytes of its model file."""
@@ -93,4 +112,12 @@ def check_fitted(est, attribute="model_"):
         )
 
 
-__all__ = ["BaseEstimator", "TransformerMixin", "NotFittedError", "HAVE_SKLEARN", "check_fitted"]
+__all__ = [
+    "BaseEstimator",
+    "TransformerMixin",
+    "ClassNamePrefixFeaturesOutMixin",
+    "NotFittedError",
+    "HAVE_SKLEARN",
+    "check_feature_names",
+    "check_fitted",
+]

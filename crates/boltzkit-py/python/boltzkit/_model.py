@@ -7,9 +7,10 @@ import os
 
 import numpy as np
 
-from ._base import check_fitted
+from . import _native
+from ._base import check_feature_names, check_fitted
 from ._results import Estimate, log_likelihood_from
-from ._validation import check_choice, check_states, seed_from, threads_from
+from ._validation import check_choice, seed_from, states_and_threshold, threads_from
 from ._warnings import AisFallbackWarning, warn
 
 
@@ -17,20 +18,31 @@ class ModelMixin:
     """Methods on ``self.model_`` (a ``NativeModel``) common to every estimator.
 
     Subclasses set ``_max_value`` (the largest state value: 1 for binary models) and may
-    override :meth:`_check_X`.
+    override :meth:`_check_values`.
     """
 
     _max_value = 1
 
     def _check_X(self, X, *, reset=False, deferred=False):
-        """``X`` as a ``uint8`` state matrix; after ``fit``, of the fitted width.
-        ``deferred``: see :func:`check_states` (fits only)."""
+        """``X`` (an array-like, a DataFrame or a scipy sparse matrix) as a ``uint8`` state
+        matrix; after ``fit``, of the fitted width and feature names (scikit-learn's check:
+        ``feature_names_in_`` is set when ``reset``). ``deferred``: see :func:`check_states`
+        (fits only)."""
+        return self._validate(X, reset=reset, deferred=deferred)[0]
+
+    def _validate(self, X, *, reset=False, deferred=False):
+        """:meth:`_check_X` and the binarization threshold it applied (None: none)."""
+        check_feature_names(self, X, reset=reset)
+        return self._check_values(X, reset=reset, deferred=deferred)
+
+    def _check_values(self, X, *, reset=False, deferred=False):
+        """``X``'s values as :meth:`_check_X` checks them (no feature names), and the
+        threshold applied."""
         n = None if reset else getattr(self, "n_features_in_", None)
-        binarize = getattr(self, "binarize", None)
-        return check_states(
+        return states_and_threshold(
             X,
             max_value=self._max_value,
-            binarize=binarize,
+            binarize=getattr(self, "binarize", None),
             n_features=n,
             owner=type(self).__name__,
             deferred=deferred,
@@ -47,6 +59,11 @@ class ModelMixin:
 
     def __sklearn_is_fitted__(self):
         return getattr(self, "model_", None) is not None
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # scipy sparse matrices, as BernoulliRBM takes them
+        return tags
 
     # -- scores ---------------------------------------------------------------------------
 
@@ -226,6 +243,22 @@ class ModelMixin:
         """The metadata of the model file (settings, seed, algorithm, ``format``)."""
         check_fitted(self)
         return dict(self.model_.metadata)
+
+
+def as_native_model(model, name="model"):
+    """The ``NativeModel`` of ``model``: a fitted estimator's, a ``NativeModel`` itself, or
+    the model file at a path (read as ``boltzkit.load`` reads it)."""
+    if isinstance(model, _native.NativeModel):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        return _native.NativeModel.load(os.fspath(model))
+    if isinstance(model, ModelMixin):
+        check_fitted(model)
+        return model.model_
+    raise TypeError(
+        f"{name} must be a fitted boltzkit estimator, a NativeModel or a model file's path, "
+        f"got {type(model).__name__}"
+    )
 
 
 def check_states_count(n):

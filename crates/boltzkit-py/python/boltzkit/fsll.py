@@ -6,7 +6,7 @@ from . import _native
 from ._base import BaseEstimator
 from ._model import ModelMixin
 from ._results import parse_record, progress_hook
-from ._validation import check_choice, check_number, check_states, explain_refusal
+from ._validation import check_choice, check_number, explain_refusal, states_and_threshold
 
 
 class FSLL(ModelMixin, BaseEstimator):
@@ -73,13 +73,13 @@ class FSLL(ModelMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def _check_X(self, X, *, reset=False, deferred=False):
+    def _check_values(self, X, *, reset=False, deferred=False):
         cards = getattr(self, "cardinalities_", None) if not reset else self.cardinalities
         max_value = 255 if cards is None else max(int(c) for c in cards) - 1
         n = None if reset else getattr(self, "n_features_in_", None)
         if reset and cards is not None:
             n = len(cards)
-        return check_states(
+        return states_and_threshold(
             X, max_value=max_value, n_features=n, owner=type(self).__name__, deferred=deferred
         )
 
@@ -103,7 +103,7 @@ class FSLL(ModelMixin, BaseEstimator):
                 hook,
                 self._threads(),
             ),
-            lambda: self._check_X(X, reset=True),
+            lambda: self._check_values(X, reset=True),
         )
         self._set_model(model)
         self.record_ = parse_record(record)

@@ -151,7 +151,7 @@ class FVBM(ModelMixin, BaseEstimator):
                 hook,
                 self._threads(),
             ),
-            lambda: self._check_X(X, reset=True),
+            lambda: self._check_values(X, reset=True),
         )
         record = parse_record(record)
         self._set_model(model)

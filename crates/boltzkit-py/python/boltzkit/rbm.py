@@ -8,8 +8,8 @@ import json
 import numpy as np
 
 from . import _native
-from ._base import BaseEstimator, TransformerMixin, check_fitted
-from ._model import ModelMixin
+from ._base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, check_fitted
+from ._model import ModelMixin, as_native_model
 from ._results import parse_record, progress_hook
 from ._settings import defaults, settings_json
 from ._validation import check_choice, check_number, check_states, explain_refusal, seed_from
@@ -25,8 +25,25 @@ RBM_SETTINGS = tuple(name for name in _RBM if name != "seed")
 _OLD_NAMES = {"lr": "learning_rate", "lr_end": "learning_rate_end", "epochs": "n_epochs"}
 
 
-class _RbmMixin(ModelMixin):
-    """What both RBM estimators answer: features, Gibbs steps, the parameters."""
+class _RbmMixin(ModelMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+    """What both RBM estimators answer: features (named ``rbm0``, ``rbm1``, … by
+    ``get_feature_names_out``; a DataFrame with ``set_output(transform="pandas")``), Gibbs
+    steps, the parameters, the warm start. A ``TransformerMixin`` itself, so that
+    scikit-learn wraps the ``transform`` defined here for ``set_output``."""
+
+    def _start_model(self, init):
+        """The model a fit starts from: ``init`` (:func:`as_native_model`), else with
+        ``warm_start`` this estimator's fitted model, else None (a fresh one)."""
+        if init is None:
+            if getattr(self, "warm_start", False) and getattr(self, "model_", None) is not None:
+                return self.model_
+            return None
+        return as_native_model(init, "init")
+
+    @property
+    def _n_features_out(self):
+        """The hidden units: the width of :meth:`transform`'s output."""
+        return self._params()[0].shape[1]
 
     def transform(self, X):
         """Hidden-unit expectations ``E[h | v] = p(h_j = 1 | v)``, the learned features.
@@ -84,7 +101,7 @@ class _RbmMixin(ModelMixin):
         return tags
 
 
-class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
+class RBM(_RbmMixin, BaseEstimator):
     """Restricted Boltzmann machine with binary (0/1) units, trained by any of the library's
     trainers.
 
@@ -136,9 +153,16 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         Sliding factor of the visible offsets of the centered trainers (``cg``, ``csdcp``).
     nu_lambda : float, default=0.01
         Sliding factor of their hidden offsets.
-    binarize : float or None, default=None
-        None: ``X`` must hold 0/1 values. A number ``T``: a value above ``T`` becomes 1,
-        any other 0 (e.g. 0.5 for grayscale in [0, 1]), in every method.
+    binarize : "auto", float or None, default="auto"
+        ``"auto"``: 0/1 data are taken as they are; any other data (grayscale or
+        probabilities in [0, 1], what ``BernoulliRBM`` takes) are thresholded at 0.5, and the
+        model file records ``binarize`` as the CLI's ``--binarize threshold:0.5`` would. A
+        number ``T``: a value above ``T`` becomes 1, any other 0 (e.g. 127 for raw 0-255
+        pixels). None: ``X`` must hold 0/1 values (anything else is refused, naming the
+        cell). In every method.
+    warm_start : bool, default=False
+        ``fit`` continues from the model of the previous ``fit`` (``n_epochs`` more epochs)
+        instead of starting afresh, as ``fit(X, init=self)``.
     monitor : {None, "exact", "ais"}, default=None
         The training log-likelihood computed every ``eval_every`` epochs and recorded in
         ``history_`` (``"exact"`` needs a layer of at most about 25 units).
@@ -199,7 +223,8 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         max_abs_param=_RBM["max_abs_param"],
         nu_mu=_RBM["nu_mu"],
         nu_lambda=_RBM["nu_lambda"],
-        binarize=None,
+        binarize="auto",
+        warm_start=False,
         monitor=None,
         eval_every=1,
         verbose=0,
@@ -221,6 +246,7 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         self.nu_mu = nu_mu
         self.nu_lambda = nu_lambda
         self.binarize = binarize
+        self.warm_start = warm_start
         self.monitor = monitor
         self.eval_every = eval_every
         self.verbose = verbose
@@ -241,21 +267,38 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         check_number("max_abs_param", self.max_abs_param)
         check_number("nu_mu", self.nu_mu)
         check_number("nu_lambda", self.nu_lambda)
-        check_number("binarize", self.binarize, allow_none=True)
+        if self.binarize != "auto":
+            check_number("binarize", self.binarize, allow_none=True)
         check_choice("monitor", self.monitor, (None, "exact", "ais"))
         if not isinstance(self.algo, str):
             raise ValueError(f"algo must be a string such as 'pcd-1' ({ALGORITHMS})")
 
-    def fit(self, X, y=None):
-        """Trains a fresh RBM on ``X``; returns ``self``.
+    def fit(self, X, y=None, init=None):
+        """Trains the RBM on ``X`` (an array, a DataFrame or a scipy sparse matrix); returns
+        ``self``.
+
+        A fresh model unless ``init`` or ``warm_start``: ``init`` (a fitted :class:`RBM` or
+        :class:`FrankWolfeRBM`, a ``NativeModel`` or a model file's path) is the model
+        training starts from, as the CLI's ``boltzkit rbm fit --model FILE`` (the same
+        library call: with the same ``random_state`` and settings, the same bits);
+        ``warm_start=True`` starts from this estimator's model of the previous fit. The
+        starting model's hidden units must number ``n_hidden``.
 
         Ctrl-C stops training after the current update: the estimator keeps the last good
         model, then ``KeyboardInterrupt`` is raised.
         """
         self._check_params()
-        X = self._check_X(X, reset=True, deferred=True)
+        start = self._start_model(init)
+        if start is not None and start.kind in ("rbm", "frank-wolfe"):
+            hidden = start.rbm_params()[0].shape[1]
+            if hidden != self.n_hidden:
+                raise ValueError(
+                    f"n_hidden={self.n_hidden} does not match the {hidden} hidden units of the "
+                    f"starting model (set n_hidden={hidden})"
+                )
+        X, threshold = self._validate(X, reset=True, deferred=True)
         seed = seed_from(self.random_state)
-        self._train(X, seed, init=None, n_epochs=self.n_epochs, reset=True)
+        self._train(X, threshold, seed, init=start, n_epochs=self.n_epochs, reset=True)
         self.seed_ = seed
         self.n_partial_fits_ = 0
         return self
@@ -269,12 +312,19 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         """
         self._check_params()
         fitted = getattr(self, "model_", None) is not None
-        X = self._check_X(X, reset=not fitted, deferred=True)
+        X, threshold = self._validate(X, reset=not fitted, deferred=True)
         base = self.seed_ if fitted else seed_from(self.random_state)
         done = self.n_partial_fits_ if fitted else 0
         seed = (base + 0x9E3779B97F4A7C15 * (done + 1)) % 2**64
         try:
-            self._train(X, seed, init=self.model_ if fitted else None, n_epochs=1, reset=not fitted)
+            self._train(
+                X,
+                threshold,
+                seed,
+                init=self.model_ if fitted else None,
+                n_epochs=1,
+                reset=not fitted,
+            )
         finally:
             # a first call that got a model (finished, or Ctrl-C) starts the count; a refused
             # one (bad X, checked by the library) leaves the estimator as it was
@@ -283,7 +333,7 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         self.n_partial_fits_ += 1
         return self
 
-    def _train(self, X, seed, init, n_epochs, reset):
+    def _train(self, X, threshold, seed, init, n_epochs, reset):
         hook = progress_hook("RBM", self.verbose, self.callback)
         model, record, exc = explain_refusal(
             lambda: _native.fit_rbm(
@@ -293,9 +343,9 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
                 (self.monitor or "none", int(self.eval_every)),
                 hook,
                 self._threads(),
-                None if self.binarize is None else float(self.binarize),
+                threshold,
             ),
-            lambda: self._check_X(X, reset=reset),
+            lambda: self._check_values(X, reset=reset),
         )
         record = parse_record(record)
         self.model_ = model
@@ -331,7 +381,7 @@ class RBM(_RbmMixin, TransformerMixin, BaseEstimator):
         return est
 
 
-class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
+class FrankWolfeRBM(_RbmMixin, BaseEstimator):
     """An RBM grown by Frank-Wolfe, one hidden unit per iteration (Ping, Liu & Ihler 2016).
 
     Each iteration adds the unit that best improves the likelihood's linearization (the
@@ -372,8 +422,12 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         stop and keep the best model when it stays more than this many nats below its best
         for ``fall_patience`` iterations in a row (``float("inf")``: off).
     fall_patience : int, default=4
-    binarize : float or None, default=None
+    binarize : "auto", float or None, default="auto"
         As :class:`RBM`.
+    warm_start : bool, default=False
+        ``fit`` grows on from the model of the previous ``fit``, as ``fit(X, init=self)``,
+        up to ``max_units`` units in all (raise it to grow more, as ``n_estimators`` of
+        scikit-learn's warm-started ensembles).
     verbose : int, default=0
     callback : callable or None, default=None
         ``callback(info)`` after every iteration (``iteration``, ``units``, ``alpha``,
@@ -416,7 +470,8 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         gap_tol=5.0,
         fall_tol=5.0,
         fall_patience=4,
-        binarize=None,
+        binarize="auto",
+        warm_start=False,
         verbose=0,
         callback=None,
         random_state=None,
@@ -440,19 +495,24 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
         self.fall_tol = fall_tol
         self.fall_patience = fall_patience
         self.binarize = binarize
+        self.warm_start = warm_start
         self.verbose = verbose
         self.callback = callback
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, X, y=None, X_valid=None):
+    def fit(self, X, y=None, X_valid=None, init=None):
         """Grows the model on ``X`` (``X_valid``: the validation rows of size selection);
-        returns ``self``. Ctrl-C keeps the units grown so far, then raises
-        ``KeyboardInterrupt``."""
+        returns ``self``. ``init`` (a fitted :class:`RBM` or :class:`FrankWolfeRBM`, a
+        ``NativeModel`` or a model file's path) is the standard RBM growing starts from, as
+        the CLI's ``--model FILE`` (Sec. 3.2); ``warm_start=True`` starts from this
+        estimator's model of the previous fit. Ctrl-C keeps the units grown so far, then
+        raises ``KeyboardInterrupt``."""
         for name in ("max_units", "n_chains", "gibbs_steps", "lbfgs_iterations"):
             check_number(name, getattr(self, name), low=1, integer=True)
         check_number("eval_every", self.eval_every, low=0, integer=True)
-        X = self._check_X(X, reset=True, deferred=True)
+        start = self._start_model(init)
+        X, threshold = self._validate(X, reset=True, deferred=True)
         valid = None
 
         def check_valid(deferred=False):
@@ -493,12 +553,12 @@ class FrankWolfeRBM(_RbmMixin, TransformerMixin, BaseEstimator):
                 int(self.fall_patience),
                 seed,
                 valid,
-                None,
+                start,
                 hook,
                 self._threads(),
-                None if self.binarize is None else float(self.binarize),
+                threshold,
             ),
-            lambda: self._check_X(X, reset=True),
+            lambda: self._check_values(X, reset=True),
             lambda: valid is not None and check_valid(),
         )
         record = parse_record(record)
