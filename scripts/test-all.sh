@@ -49,9 +49,9 @@ VENV=.venv
 if [ ! -x "$VENV/bin/python" ]; then
   stage "create $VENV with $PYTHON" "$PYTHON" -m venv "$VENV"
 fi
-stage "pip install (maturin, numpy, pytest, scikit-learn, matplotlib, ruff, distributed)" \
+stage "pip install (maturin, numpy, pytest, scikit-learn, pandas, matplotlib, ruff, distributed)" \
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-  "maturin>=1.5,<2" numpy pytest scikit-learn matplotlib ruff distributed
+  "maturin>=1.5,<2" numpy pytest scikit-learn pandas matplotlib ruff distributed
 
 PY_CODE=(crates/boltzkit-py examples/python)
 
