@@ -212,7 +212,10 @@ def test_refused_uint8_input_changes_nothing(binary_data):
     left as it was, fitted or not."""
     bad = binary_data.copy()
     bad[4, 2] = 5
-    for est in (boltzkit.RBM(n_hidden=3, random_state=0, binarize=None), boltzkit.FVBM()):
+    for est in (
+        boltzkit.RBM(n_hidden=3, random_state=0, binarize=None),
+        boltzkit.FVBM(binarize=None),
+    ):
         for call in (est.fit, getattr(est, "partial_fit", est.fit)):
             before = dict(vars(est))
             with pytest.raises(ValueError, match=r"X\[4, 2\] = 5: expected 0 or 1"):

@@ -103,7 +103,7 @@ def test_rbm_settings_reach_the_model_file_and_come_back(binary_data, tmp_path):
 def test_fvbm_settings_are_the_solvers_schema():
     """Each FVBM setting names a field of the solvers' schema (``FvbmParams``) that uses it;
     its default is theirs (None: each solver's own); the stub lists every field."""
-    own = {"verbose", "callback", "random_state", "n_jobs"}
+    own = {"binarize", "verbose", "callback", "random_state", "n_jobs"}
     mapped = boltzkit.fvbm.FVBM_SETTINGS
     signature = inspect.signature(boltzkit.FVBM.__init__).parameters
     names = [name for name in signature if name != "self"]

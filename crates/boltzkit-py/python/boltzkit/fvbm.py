@@ -72,6 +72,11 @@ class FVBM(ModelMixin, BaseEstimator):
         Chains of ``pcd``.
     n_updates : int, default=10000
         Updates of ``pcd``.
+    binarize : "auto", float or None, default="auto"
+        ``"auto"``: 0/1 data are taken as they are, any other data thresholded at 0.5; a
+        number ``T``: a value above ``T`` becomes 1, any other 0; None: ``X`` must hold 0/1
+        values (anything else is refused, naming the cell). As :class:`RBM`'s, in every
+        method.
     verbose : int, default=0
     callback : callable or None, default=None
         ``callback(info)`` per sweep (``iteration``, ``objective``) or PCD update
@@ -112,6 +117,7 @@ class FVBM(ModelMixin, BaseEstimator):
         learning_rate=_DEFAULTS["pcd"]["learning_rate"],
         n_chains=_DEFAULTS["pcd"]["n_chains"],
         n_updates=_DEFAULTS["pcd"]["n_updates"],
+        binarize="auto",
         verbose=0,
         callback=None,
         random_state=None,
@@ -128,13 +134,15 @@ class FVBM(ModelMixin, BaseEstimator):
         self.learning_rate = learning_rate
         self.n_chains = n_chains
         self.n_updates = n_updates
+        self.binarize = binarize
         self.verbose = verbose
         self.callback = callback
         self.random_state = random_state
         self.n_jobs = n_jobs
 
     def fit(self, X, y=None):
-        """Fits the model to the 0/1 rows of ``X``; returns ``self``."""
+        """Fits the model to the 0/1 rows of ``X`` (an array, a DataFrame or a scipy sparse
+        matrix; other values as ``binarize`` says); returns ``self``."""
         check_choice("algo", self.algo, ALGOS)
         check_choice("convention", self.convention, ("spin", "binary"))
         check_number("l2", self.l2, low=0)
