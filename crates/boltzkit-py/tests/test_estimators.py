@@ -379,6 +379,9 @@ def test_works_without_scikit_learn():
         H = r.fit_transform(X)
         assert H.shape == (100, 3)
         assert r.__sklearn_tags__().transformer_tags.preserves_dtype == ["float32"]
+        assert r.__sklearn_tags__().input_tags.sparse
+        assert list(r.get_feature_names_out()) == ["rbm0", "rbm1", "rbm2"]
+        assert not hasattr(r, "feature_names_in_")  # input names need scikit-learn
         back = pickle.loads(pickle.dumps(r))
         assert np.array_equal(back.components_, r.components_)
         try:
