@@ -3,7 +3,8 @@
 //! `bench/python/sklearn_rbm_epoch.py`): the flags, the model or data loaded, and the timings
 //! of [`crate::bench`].
 
-use super::{BinarizeArgs, Common, Outcome};
+use super::binarize::BinarizeArgs;
+use super::common::{Common, Outcome};
 use crate::bench::{self, Timings};
 use crate::data::read_binary as load_binary;
 use crate::guard::UsageError;

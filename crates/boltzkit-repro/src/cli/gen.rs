@@ -2,7 +2,7 @@
 //! the FVBM design of Nguyen & Wood, pop-CD's Artificial Modes, bars & stripes) and their
 //! exact distributions, written as data files.
 
-use super::{to_usize, Common, Outcome};
+use super::common::{to_usize, Common, Outcome};
 use crate::guard::{self, UsageError};
 use crate::Progress;
 use anyhow::Context;

@@ -1,7 +1,8 @@
 //! `boltzkit lab`: experiments on the estimators themselves (the gradient lab of
 //! [`crate::lab`]).
 
-use super::{f32_value, BinarizeArgs, Common, Outcome};
+use super::binarize::BinarizeArgs;
+use super::common::{f32_value, Common, Outcome};
 use crate::data::read_binary as load_binary;
 use crate::guard::{self, UsageError};
 use crate::lab::{lab_markdown, parse_estimators, run_lab};

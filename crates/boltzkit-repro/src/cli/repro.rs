@@ -25,7 +25,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
-use super::Outcome;
+use super::common::Outcome;
 use crate::data::{find_data_dir, local_file, require_file};
 use crate::popcd::PaperData;
 use crate::{bslm, frank_wolfe, fsll, lab, popcd, sdcp, Progress};

@@ -38,10 +38,11 @@ use super::pseudo::PlData;
 use crate::data::Dataset;
 use crate::error::Result;
 use crate::fit::{Learner, Run};
-use kernels::{Next, Pair, LANES};
+use columns::{Next, Pair, LANES};
 use rayon::prelude::*;
 use std::time::Instant;
 
+mod columns;
 mod kernels;
 #[cfg(test)]
 mod reference;

@@ -1,7 +1,7 @@
 //! The sink every reader pushes values into, row-major: it validates each value, applies a
 //! threshold at once, and keeps grayscale values for stochastic binarization at the end.
 
-use super::Binarize;
+use super::options::Binarize;
 use crate::rng::derive_rng;
 use ndarray::Array2;
 use rand::Rng;

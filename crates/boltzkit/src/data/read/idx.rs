@@ -3,7 +3,7 @@
 //! (labels) becomes `n × 1`.
 
 use super::collect::Collector;
-use super::{parse_error, Table};
+use super::source::{parse_error, Table};
 use crate::error::Result;
 use std::path::Path;
 
@@ -135,7 +135,7 @@ pub(crate) fn idx_bytes(code: u8, dims: &[u32], payload: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Binarize;
+    use super::super::options::Binarize;
     use super::*;
     use crate::Error;
 

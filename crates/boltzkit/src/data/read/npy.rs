@@ -2,7 +2,7 @@
 //! order.
 
 use super::collect::Collector;
-use super::{load, parse_error, Table};
+use super::source::{load, parse_error, Table};
 use crate::error::{Error, Result};
 use std::path::Path;
 
@@ -408,7 +408,7 @@ pub(crate) fn npy_raw(dict: &str, payload: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Binarize;
+    use super::super::options::Binarize;
     use super::*;
 
     fn run(bytes: &[u8]) -> Result<Vec<Vec<u8>>> {

@@ -3,9 +3,12 @@
 use super::idx::idx_bytes;
 use super::npy::{npy_bytes, npy_raw};
 use super::*;
+use crate::data::Dataset;
+use crate::error::{Error, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::io::Write;
+use std::path::Path;
 use std::path::PathBuf;
 
 /// A file `name` holding `bytes` in a fresh temporary directory.

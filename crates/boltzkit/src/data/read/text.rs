@@ -2,7 +2,7 @@
 //! (`.amat`, `.txt`). Rows are reported by their 1-based line number.
 
 use super::collect::{Collector, ABOVE_255};
-use super::{parse_error, Table};
+use super::source::{parse_error, Table};
 use crate::error::Result;
 use std::path::Path;
 
@@ -301,7 +301,7 @@ fn ragged(path: &Path, line: usize, want: usize, first: usize, got: usize) -> cr
 
 #[cfg(test)]
 mod tests {
-    use super::super::Binarize;
+    use super::super::options::Binarize;
     use super::*;
     use crate::Error;
 

@@ -15,10 +15,8 @@
 //!
 //! [`Convention::shifted_mean`]: crate::fvbm::Convention::shifted_mean
 
+use super::columns::{Next, Pair, LANES};
 use crate::fvbm::Convention;
-
-/// Rows per step of every loop (two AVX2 vectors).
-pub(super) const LANES: usize = 8;
 
 /// Largest `|δ|` for the shared division (the product of two denominators is at least
 /// `e^{−4|δ|}` for spin and within `e^{±2|δ|}` for binary: far from under- and overflow).
@@ -48,28 +46,6 @@ fn numerator<const SPIN: bool>(e: f64, s: f64) -> f64 {
 fn combine(acc: &[f64; LANES]) -> f64 {
     let v: [f64; 4] = std::array::from_fn(|l| acc[l] + acc[l + 4]);
     (v[0] + v[1]) + (v[2] + v[3])
-}
-
-/// The columns of the two units a coupling update moves.
-pub(super) struct Pair<'a> {
-    /// Values of unit `j`.
-    pub xj: &'a [f32],
-    /// Values of unit `k`.
-    pub xk: &'a [f32],
-    /// Means of unit `j`.
-    pub ej: &'a mut [f64],
-    /// Means of unit `k`.
-    pub ek: &'a mut [f64],
-}
-
-/// What the next coupling `m_jn` needs for its derivative, read in the same pass.
-pub(super) struct Next<'a> {
-    /// `w·x` of unit `j`.
-    pub wxj: &'a [f32],
-    /// `w·x` of unit `n`.
-    pub wxn: &'a [f32],
-    /// Means of unit `n`.
-    pub en: &'a [f64],
 }
 
 /// Whether the AVX2+FMA kernels can run here.
@@ -321,7 +297,7 @@ dispatched! {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Next, Pair, LANES};
+    use super::super::columns::{Next, Pair, LANES};
     use std::arch::x86_64::*;
 
     /// Four `f32` at `p` as `f64`.
