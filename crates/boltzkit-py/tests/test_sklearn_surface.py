@@ -5,6 +5,7 @@ estimator after pickling or saving and loading."""
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -43,6 +44,18 @@ def test_dataframes_in_and_out(binary_data):
     for est in (boltzkit.FVBM(), boltzkit.FSLL(), boltzkit.FrankWolfeRBM(max_units=2, n_chains=50)):
         est.fit(df.iloc[:, :6])
         assert list(est.feature_names_in_) == cols[:6], type(est).__name__
+    codes = pd.DataFrame(np.asarray(df.iloc[:40, :4]) * 2, columns=cols[:4])
+    potts = boltzkit.Potts(alphabet="-AB", max_iter=5).fit(codes)
+    assert list(potts.feature_names_in_) == cols[:4]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "X does not have valid feature names"
+        assert potts.score_samples(codes).shape == (40,)
+        for est in (rbm, potts):  # every scoring path of both
+            est.score(codes if est is potts else df)
+            est.log_likelihood(codes if est is potts else df)
+    for call in (potts.score_samples, potts.generative_check):
+        with pytest.raises(ValueError, match="feature names"):
+            call(codes.rename(columns={"px0": "other"}))
     fw = boltzkit.FrankWolfeRBM(max_units=2, n_chains=50, random_state=0).fit(df)
     assert list(fw.get_feature_names_out()) == [f"frankwolferbm{i}" for i in range(fw.n_units_)]
 

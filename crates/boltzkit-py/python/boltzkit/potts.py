@@ -373,10 +373,10 @@ class Potts(ModelMixin, BaseEstimator):
         pseudo-log-likelihood ``Σ_i ln p(x_i | x_−i)``."""
         check_fitted(self)
         check_choice("method", method, ("auto", "exact", "pseudo"))
-        X = check_states(X, max_value=255, n_features=self.n_features_in_, owner="Potts")
         if method == "pseudo" or (method == "auto" and not _enumerable(self.states_)):
+            X = self._check_X(X)
             return _native.potts_pseudo_log_likelihood(self.model_, X, self._threads())
-        return super().score_samples(X, method="exact")
+        return super().score_samples(X, method="exact")  # which checks X
 
     def sample(self, n_samples=1, n_steps=None, random_state=None):
         """``n_samples`` sequences (codes): exact draws for tiny models, else Gibbs chains
@@ -391,7 +391,7 @@ class Potts(ModelMixin, BaseEstimator):
         --check``): a dict of Pearson correlations (``frequencies``, ``pair_frequencies``,
         ``connected_correlations``) and the number of ``pairs``."""
         check_fitted(self)
-        X = check_states(X, max_value=255, n_features=self.n_features_in_, owner="Potts")
+        X = self._check_X(X)
         w = None
         if sample_weight is not None:
             w = np.ascontiguousarray(sample_weight, dtype=float)
