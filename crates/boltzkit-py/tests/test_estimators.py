@@ -238,6 +238,9 @@ def test_bad_settings_name_the_parameter(binary_data):
         (boltzkit.FVBM(algo="lbfgs"), "algo"),
         (boltzkit.FVBM(l2=-1.0), "l2"),
         (boltzkit.FSLL(epsilon=-1.0), "epsilon"),
+        (boltzkit.RBM(binarize="yes"), "binarize must be None, 'auto' or a finite number"),
+        (boltzkit.FVBM(binarize=float("nan")), "binarize"),
+        (boltzkit.FrankWolfeRBM(binarize=[0.5]), "binarize"),
     ]:
         with pytest.raises(ValueError, match=name):
             est.fit(binary_data)

@@ -266,6 +266,15 @@ def check_choice(name, value, choices):
     return value
 
 
+def check_binarize(value):
+    """Fails unless ``value`` is a valid ``binarize``: None, ``"auto"`` or a finite number."""
+    if value is None or (isinstance(value, str) and value == "auto"):
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(f"binarize must be None, 'auto' or a finite number, got {value!r}")
+    return value
+
+
 def check_number(name, value, *, low=None, integer=False, allow_none=False):
     """Fails unless ``value`` is a (finite) number above ``low`` (inclusive)."""
     if value is None and allow_none:

@@ -9,7 +9,7 @@ from ._base import BaseEstimator, check_fitted
 from ._model import ModelMixin
 from ._results import WaldTable, parse_record, progress_hook
 from ._settings import defaults, settings_json
-from ._validation import check_choice, check_number, explain_refusal, seed_from
+from ._validation import check_binarize, check_choice, check_number, explain_refusal, seed_from
 from ._warnings import MpleExistenceWarning, warn, warn_fit
 
 ALGOS = ("newton", "bslm", "ga", "mle", "pcd")
@@ -149,6 +149,7 @@ class FVBM(ModelMixin, BaseEstimator):
         check_number("max_iter", self.max_iter, low=1, integer=True, allow_none=True)
         check_number("tol", self.tol, low=0, allow_none=True)
         check_number("grad_tol", self.grad_tol, low=0, allow_none=True)
+        check_binarize(self.binarize)
         X = self._check_X(X, reset=True, deferred=True)
         seed = seed_from(self.random_state)
         hook = progress_hook("FVBM", self.verbose, self.callback)

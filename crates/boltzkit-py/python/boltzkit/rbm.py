@@ -12,7 +12,14 @@ from ._base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMi
 from ._model import ModelMixin, as_native_model
 from ._results import parse_record, progress_hook
 from ._settings import defaults, settings_json
-from ._validation import check_choice, check_number, check_states, explain_refusal, seed_from
+from ._validation import (
+    check_binarize,
+    check_choice,
+    check_number,
+    check_states,
+    explain_refusal,
+    seed_from,
+)
 from ._warnings import warn_fit
 
 ALGORITHMS = "cd-K, pcd-K, cg-K, sdcp-D-K, csdcp-D-K, popcd-K, popcd-K-loo, pt-M, pt-M-K"
@@ -267,8 +274,7 @@ class RBM(_RbmMixin, BaseEstimator):
         check_number("max_abs_param", self.max_abs_param)
         check_number("nu_mu", self.nu_mu)
         check_number("nu_lambda", self.nu_lambda)
-        if self.binarize != "auto":
-            check_number("binarize", self.binarize, allow_none=True)
+        check_binarize(self.binarize)
         check_choice("monitor", self.monitor, (None, "exact", "ais"))
         if not isinstance(self.algo, str):
             raise ValueError(f"algo must be a string such as 'pcd-1' ({ALGORITHMS})")
@@ -511,6 +517,7 @@ class FrankWolfeRBM(_RbmMixin, BaseEstimator):
         for name in ("max_units", "n_chains", "gibbs_steps", "lbfgs_iterations"):
             check_number(name, getattr(self, name), low=1, integer=True)
         check_number("eval_every", self.eval_every, low=0, integer=True)
+        check_binarize(self.binarize)
         start = self._start_model(init)
         X, threshold = self._validate(X, reset=True, deferred=True)
         valid = None
