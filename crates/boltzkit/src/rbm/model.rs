@@ -6,11 +6,11 @@
 //! visible states, `batch × n_hidden` for hidden ones), holding 0.0 / 1.0 for states and
 //! values in `[0, 1]` for probabilities.
 
-use super::packed::{take_spare, PackedWeights, Repack};
+use super::packed::{PackedWeights, Repack};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::linalg::binary::{self, Packed};
-use crate::linalg::{self, Op};
+use crate::linalg;
+use crate::linalg::binary::Packed;
 use rand::Rng;
 use rand_distr::{Distribution as _, Normal};
 use rayon::prelude::*;
@@ -307,9 +307,9 @@ impl Rbm {
     }
 
     /// The hidden input `V·W + c` of a mini-batch `v` (`batch × n_visible`) into `out`
-    /// (`batch × n_hidden`). When `v` is 0/1 with at most [`binary::max_density`] ones, as RBM
+    /// (`batch × n_hidden`). When `v` is 0/1 with at most [`binary::max_density`](crate::linalg::binary::max_density) ones, as RBM
     /// states and binary data usually are, the product sums the selected rows of `W`
-    /// ([`binary::sum_selected`]); otherwise it is [`linalg::sgemm_par`]. Either way the
+    /// ([`binary::sum_selected`](crate::linalg::binary::sum_selected)); otherwise it is [`linalg::sgemm_par`]. Either way the
     /// same bits for any thread count.
     pub fn hidden_input(&self, v: &[f32], out: &mut [f32]) -> Result<()> {
         self.layer_input("hidden_input", v, out, false, false)
@@ -354,40 +354,15 @@ impl Rbm {
     /// `out ← X·W` (`to_visible = false`) or `X·Wᵀ`, shapes checked by the caller: the sums of
     /// selected rows of the packed `W` / `Wᵀ` when `X` is 0/1 (a row with more ones than
     /// zeros as the column totals minus its zeros' rows) and the entries listed are at most
-    /// [`binary::max_density`] of all, else the dense GEMM.
+    /// [`binary::max_density`](crate::linalg::binary::max_density) of all, else the dense GEMM.
     fn product(&self, x: &[f32], out: &mut [f32], to_visible: bool) {
-        let (n_in, n_out) = if to_visible {
-            (self.n_hidden, self.n_visible)
-        } else {
-            (self.n_visible, self.n_hidden)
-        };
-        let batch = x.len() / n_in;
-        let max_density = binary::max_density(n_in);
-        let sparse = binary::with_scratch(|s| {
-            s.lists
-                .rows_or_complements_of(x, n_in, max_density)
-                .map(|_| {
-                    let packed = if to_visible {
-                        self.packed_wt()
-                    } else {
-                        self.packed_w()
-                    };
-                    binary::sum_selected(&s.lists, packed, out)
-                })
-        });
-        if sparse.is_none() {
-            let op_w = if to_visible { Op::T } else { Op::N };
-            linalg::sgemm_par(Op::N, op_w, batch, n_out, n_in, 1.0, x, &self.w, 0.0, out);
-        }
+        let (nv, nh) = (self.n_visible, self.n_hidden);
+        self.packed.product(&self.w, nv, nh, x, out, to_visible);
     }
 
     /// `W` packed in strips, built on first use after a parameter change.
     pub(crate) fn packed_w(&self) -> &Packed {
-        self.packed.w.get_or_init(|| {
-            let mut p = take_spare(&self.packed.spare_w);
-            p.pack(&self.w, self.n_visible, self.n_hidden);
-            p
-        })
+        self.packed.packed_w(&self.w, self.n_visible, self.n_hidden)
     }
 
     /// The packings of `W` and `Wᵀ` the cache holds now, without building them (tests).
@@ -398,11 +373,8 @@ impl Rbm {
 
     /// `Wᵀ` packed in strips, built on first use after a parameter change.
     pub(crate) fn packed_wt(&self) -> &Packed {
-        self.packed.wt.get_or_init(|| {
-            let mut p = take_spare(&self.packed.spare_wt);
-            p.pack_transposed(&self.w, self.n_visible, self.n_hidden);
-            p
-        })
+        self.packed
+            .packed_wt(&self.w, self.n_visible, self.n_hidden)
     }
 
     /// `p(h_j = 1 | v) = σ(c_j + vᵀW_{:,j})` for a mini-batch `v` into `out`

@@ -2,7 +2,8 @@
 //! products ([`PackedWeights`]) and their rewrite block by block during an SGD step
 //! ([`Repack`]). A cache, not state: the model's parameters are its own.
 
-use crate::linalg::binary::{BlockWriter, Packed};
+use crate::linalg::binary::{self, BlockWriter, Packed};
+use crate::linalg::{self, Op};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -23,6 +24,64 @@ pub(crate) struct PackedWeights {
 }
 
 impl PackedWeights {
+    /// `W` (`nv × nh` row-major) packed in strips, built on first use after an invalidation.
+    #[inline]
+    pub(super) fn packed_w(&self, w: &[f32], nv: usize, nh: usize) -> &Packed {
+        self.w.get_or_init(|| {
+            let mut p = take_spare(&self.spare_w);
+            p.pack(w, nv, nh);
+            p
+        })
+    }
+
+    /// `Wᵀ` of `W` (`nv × nh` row-major) packed in strips, built on first use after an
+    /// invalidation.
+    #[inline]
+    pub(super) fn packed_wt(&self, w: &[f32], nv: usize, nh: usize) -> &Packed {
+        self.wt.get_or_init(|| {
+            let mut p = take_spare(&self.spare_wt);
+            p.pack_transposed(w, nv, nh);
+            p
+        })
+    }
+
+    /// `out ← X·W` (`to_visible = false`) or `X·Wᵀ` for `W` `nv × nh` row-major, shapes
+    /// checked by the caller: the sums of selected rows of the packed `W` / `Wᵀ` when `X` is
+    /// 0/1 (a row with more ones than zeros as the column totals minus its zeros' rows) and
+    /// the entries listed are at most [`binary::max_density`] of all, else the dense GEMM.
+    /// The same bits for any thread count.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn product(
+        &self,
+        w: &[f32],
+        nv: usize,
+        nh: usize,
+        x: &[f32],
+        out: &mut [f32],
+        to_visible: bool,
+    ) {
+        let (n_in, n_out) = if to_visible { (nh, nv) } else { (nv, nh) };
+        let batch = x.len() / n_in;
+        let max_density = binary::max_density(n_in);
+        let sparse = binary::with_scratch(|s| {
+            s.lists
+                .rows_or_complements_of(x, n_in, max_density)
+                .map(|_| {
+                    let packed = if to_visible {
+                        self.packed_wt(w, nv, nh)
+                    } else {
+                        self.packed_w(w, nv, nh)
+                    };
+                    binary::sum_selected(&s.lists, packed, out)
+                })
+        });
+        if sparse.is_none() {
+            let op_w = if to_visible { Op::T } else { Op::N };
+            linalg::sgemm_par(Op::N, op_w, batch, n_out, n_in, 1.0, x, w, 0.0, out);
+        }
+    }
+
     /// Invalidates both packings, keeping their buffers as spares.
     pub(super) fn invalidate(&mut self) {
         if let Some(p) = self.w.take() {

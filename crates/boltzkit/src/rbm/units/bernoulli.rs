@@ -92,6 +92,25 @@ impl UnitType for Bernoulli {
     fn interpolate(&self, base: &Self, beta: f64, out: &mut Self) {
         super::check::lerp(&base.bias, &self.bias, beta, &mut out.bias);
     }
+
+    /// `θ = b`.
+    fn trainable(&self) -> Vec<f64> {
+        self.bias.iter().map(|&b| f64::from(b)).collect()
+    }
+
+    fn set_trainable(&mut self, theta: &[f64]) {
+        super::check::set(&mut self.bias, theta);
+    }
+
+    fn add_energy_grad(&self, x: &[f32], a: f64, out: &mut [f64]) {
+        super::check::axpy(-a, x, out);
+    }
+
+    fn add_mean_energy_grad(&self, input: &[f32], a: f64, out: &mut [f64]) {
+        for ((o, &i), &b) in out.iter_mut().zip(input).zip(&self.bias) {
+            *o -= a * sigmoid_f64(f64::from(i) + f64::from(b));
+        }
+    }
 }
 
 /// `Σ a_i x_i` in `f64`.

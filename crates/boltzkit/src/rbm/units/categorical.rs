@@ -185,6 +185,25 @@ impl UnitType for Categorical {
     fn interpolate(&self, base: &Self, beta: f64, out: &mut Self) {
         super::check::lerp(&base.fields, &self.fields, beta, &mut out.fields);
     }
+
+    /// `θ = f`, site by site.
+    fn trainable(&self) -> Vec<f64> {
+        self.fields.iter().map(|&f| f64::from(f)).collect()
+    }
+
+    fn set_trainable(&mut self, theta: &[f64]) {
+        super::check::set(&mut self.fields, theta);
+    }
+
+    fn add_energy_grad(&self, x: &[f32], a: f64, out: &mut [f64]) {
+        super::check::axpy(-a, x, out);
+    }
+
+    fn add_mean_energy_grad(&self, input: &[f32], a: f64, out: &mut [f64]) {
+        let mut p = vec![0.0f32; self.fields.len()];
+        self.mean(input, &mut p);
+        super::check::axpy(-a, &p, out);
+    }
 }
 
 #[cfg(test)]

@@ -107,3 +107,15 @@ pub(super) fn lerp(base: &[f32], target: &[f32], beta: f64, out: &mut [f32]) {
         *o = ((1.0 - beta) * f64::from(a) + beta * f64::from(b)) as f32;
     }
 }
+
+/// `p ← θ` (rounded to `f32`).
+pub(super) fn set(p: &mut [f32], theta: &[f64]) {
+    p.iter_mut().zip(theta).for_each(|(p, &t)| *p = t as f32);
+}
+
+/// `out += a · x`.
+pub(super) fn axpy(a: f64, x: &[f32], out: &mut [f64]) {
+    out.iter_mut()
+        .zip(x)
+        .for_each(|(o, &x)| *o += a * f64::from(x));
+}

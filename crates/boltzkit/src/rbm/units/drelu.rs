@@ -12,7 +12,7 @@
 //! `θ₊ = −θ₋` is a Gaussian unit.
 
 use super::special;
-use super::unit_type::UnitType;
+use super::unit_type::{UnitType, GAMMA_MIN};
 use crate::error::{Error, Result};
 use rand::Rng;
 
@@ -222,6 +222,57 @@ impl UnitType for DRelu {
             beta,
             &mut out.theta_minus,
         );
+    }
+
+    /// `θ = (γ₊, γ₋, θ₊, θ₋)`, each a block of `n` values.
+    fn trainable(&self) -> Vec<f64> {
+        let f = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
+        [
+            f(&self.gamma_plus),
+            f(&self.gamma_minus),
+            f(&self.theta_plus),
+            f(&self.theta_minus),
+        ]
+        .concat()
+    }
+
+    fn set_trainable(&mut self, theta: &[f64]) {
+        let n = self.n_units();
+        let gamma = |b: &[f64]| b.iter().map(|&g| g.max(GAMMA_MIN)).collect::<Vec<_>>();
+        super::check::set(&mut self.gamma_plus, &gamma(&theta[..n]));
+        super::check::set(&mut self.gamma_minus, &gamma(&theta[n..2 * n]));
+        super::check::set(&mut self.theta_plus, &theta[2 * n..3 * n]);
+        super::check::set(&mut self.theta_minus, &theta[3 * n..]);
+    }
+
+    /// `∂U/∂(γ₊, γ₋, θ₊, θ₋) = (h₊²/2, h₋²/2, h₊, h₋)`.
+    fn add_energy_grad(&self, x: &[f32], a: f64, out: &mut [f64]) {
+        let n = self.n_units();
+        for (j, &h) in x.iter().enumerate() {
+            let h = f64::from(h);
+            let (hp, hm) = (h.max(0.0), (-h).max(0.0));
+            out[j] += a * 0.5 * hp * hp;
+            out[n + j] += a * 0.5 * hm * hm;
+            out[2 * n + j] += a * hp;
+            out[3 * n + j] += a * hm;
+        }
+    }
+
+    /// `E[h₊^k] = p₊ E₊[h^k]`, `E[h₋^k] = (1 − p₊) E₋[h^k]` of the two half-Gaussians.
+    fn add_mean_energy_grad(&self, input: &[f32], a: f64, out: &mut [f64]) {
+        let n = self.n_units();
+        for j in 0..n {
+            let i = f64::from(input[j]);
+            let params @ [gp, gm, tp, tm] = self.params(j);
+            let (lp, lm) = sides(i, params);
+            let p_plus = crate::linalg::sigmoid_f64(lp - lm);
+            let (m1p, m2p) = special::half_gauss_moments(gp, i - tp);
+            let (m1m, m2m) = special::half_gauss_moments(gm, -i - tm);
+            out[j] += a * p_plus * 0.5 * m2p;
+            out[n + j] += a * (1.0 - p_plus) * 0.5 * m2m;
+            out[2 * n + j] += a * p_plus * m1p;
+            out[3 * n + j] += a * (1.0 - p_plus) * m1m;
+        }
     }
 }
 

@@ -68,6 +68,18 @@ impl Gaussian {
         self.bounds
     }
 
+    /// The free coordinate `ζ` of a variance (one at a bound taken a hair inside it).
+    fn zeta(&self, v: f64) -> f64 {
+        let (lo, hi) = (self.bounds.lo, self.bounds.hi);
+        let inside = v.clamp(lo * (1.0 + 1e-6), hi * (1.0 - 1e-6));
+        self.bounds.zeta(inside).unwrap_or(0.0)
+    }
+
+    /// `dσ²/dζ` at the variance `v`.
+    fn dvariance(&self, v: f64) -> f64 {
+        self.bounds.derivative(self.zeta(v))
+    }
+
     /// `(I + b, σ²)` of unit `j` in `f64`.
     fn at(&self, input: &[f32], j: usize) -> (f64, f64) {
         (
@@ -156,6 +168,46 @@ impl UnitType for Gaussian {
         {
             let precision = (1.0 - beta) / f64::from(a) + beta / f64::from(b);
             *o = (1.0 / precision) as f32;
+        }
+    }
+
+    /// `θ = (b_1 … b_n, ζ_1 … ζ_n)` with `σ²_j = bounds.value(ζ_j)` ([`Bounded`]).
+    fn trainable(&self) -> Vec<f64> {
+        let zeta = self.variance.iter().map(|&v| self.zeta(f64::from(v)));
+        self.bias
+            .iter()
+            .map(|&b| f64::from(b))
+            .chain(zeta)
+            .collect()
+    }
+
+    fn set_trainable(&mut self, theta: &[f64]) {
+        let n = self.bias.len();
+        super::check::set(&mut self.bias, &theta[..n]);
+        let (lo, hi) = (self.bounds.lo as f32, self.bounds.hi as f32);
+        for (v, &z) in self.variance.iter_mut().zip(&theta[n..]) {
+            *v = (self.bounds.value(z) as f32).clamp(lo, hi);
+        }
+    }
+
+    /// `∂U/∂b = −x`, `∂U/∂ζ = −x²/(2σ⁴) · dσ²/dζ`.
+    fn add_energy_grad(&self, x: &[f32], a: f64, out: &mut [f64]) {
+        let n = self.bias.len();
+        for j in 0..n {
+            let (x, v) = (f64::from(x[j]), f64::from(self.variance[j]));
+            out[j] -= a * x;
+            out[n + j] -= a * 0.5 * x * x / (v * v) * self.dvariance(v);
+        }
+    }
+
+    /// With `E[x | I] = σ²(I + b)` and `E[x² | I] = σ² + E[x | I]²`.
+    fn add_mean_energy_grad(&self, input: &[f32], a: f64, out: &mut [f64]) {
+        let n = self.bias.len();
+        for j in 0..n {
+            let (s, v) = self.at(input, j);
+            let m = v * s;
+            out[j] -= a * m;
+            out[n + j] -= a * 0.5 * (v + m * m) / (v * v) * self.dvariance(v);
         }
     }
 }

@@ -257,6 +257,75 @@ impl Units {
     }
 }
 
+impl Units {
+    /// The trainable coordinates ([`UnitType::trainable`]).
+    pub fn trainable(&self) -> Vec<f64> {
+        each!(self, u => u.trainable())
+    }
+
+    /// Sets the trainable coordinates ([`UnitType::set_trainable`]); an error unless there are
+    /// as many as [`Units::trainable`] gives, all finite.
+    pub fn set_trainable(&mut self, theta: &[f64]) -> Result<()> {
+        let n = self.trainable().len();
+        if theta.len() != n {
+            return Err(Error::Shape {
+                op: "Units::set_trainable".into(),
+                expected: format!("{n} coordinates"),
+                found: format!("{}", theta.len()),
+            });
+        }
+        if let Some(i) = theta.iter().position(|t| !t.is_finite()) {
+            return Err(Error::param(
+                format!("{} coordinate {i}", self.kind()),
+                format!("{} is not finite", theta[i]),
+            ));
+        }
+        each!(self, u => u.set_trainable(theta));
+        Ok(())
+    }
+
+    /// `out += Σ_r a_r ∂U(x_r)/∂θ` over the rows of `x` (states), or with `mean`
+    /// `out += Σ_r a_r E[∂U/∂θ | I_r]` over the rows of `x` (inputs): partial sums over fixed
+    /// blocks of rows in parallel, added in order (the same bits for any thread count).
+    pub fn add_energy_grads(
+        &self,
+        x: &[f32],
+        a: &[f64],
+        mean: bool,
+        out: &mut [f64],
+    ) -> Result<()> {
+        self.rows("add_energy_grads", x, a.len(), 1)?;
+        let n = self.trainable().len();
+        if out.len() != n {
+            return Err(Error::Shape {
+                op: "Units::add_energy_grads".into(),
+                expected: format!("{n} coordinates"),
+                found: format!("{}", out.len()),
+            });
+        }
+        let w = self.width();
+        let partial: Vec<Vec<f64>> = each!(self, u => x
+            .par_chunks(ROW_BLOCK * w)
+            .zip(a.par_chunks(ROW_BLOCK))
+            .map(|(x, a)| {
+                let mut acc = vec![0.0f64; n];
+                for (row, &a) in x.chunks_exact(w).zip(a) {
+                    if mean {
+                        u.add_mean_energy_grad(row, a, &mut acc);
+                    } else {
+                        u.add_energy_grad(row, a, &mut acc);
+                    }
+                }
+                acc
+            })
+            .collect());
+        for p in partial {
+            out.iter_mut().zip(&p).for_each(|(o, p)| *o += p);
+        }
+        Ok(())
+    }
+}
+
 /// `out[r] = f(row r of x)` in parallel over fixed blocks of rows.
 fn per_row(x: &[f32], w: usize, out: &mut [f64], f: impl Fn(&[f32]) -> f64 + Sync) {
     x.par_chunks(ROW_BLOCK * w)

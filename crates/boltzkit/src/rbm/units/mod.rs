@@ -7,6 +7,9 @@
 //! | `unit_type` | [`UnitType`]: the seam every type implements |
 //! | `layer` | [`Units`] (one layer of any type, batch operations), [`UnitKind`] (names) |
 //! | `model` | [`UnitRbm`]: an RBM over two layers of any types; energy, free energy, exact `ln Z` |
+//! | `conditionals` | [`UnitRbm`]'s inputs, means and draws of one layer given the other, on mini-batches |
+//! | `chains` | [`UnitChains`]: block Gibbs chains over a [`UnitRbm`], one generator per chain |
+//! | `statistics` | [`UnitStats`]: the log-likelihood gradient's statistics; the exact gradient by enumeration |
 //! | `bernoulli` | [`Bernoulli`]: 0/1 units |
 //! | `categorical` | [`Categorical`]: Potts units, `q_i` states per site as one-hot blocks |
 //! | `gaussian` | [`Gaussian`]: real units with learned, bounded variances |
@@ -21,13 +24,16 @@
 mod bernoulli;
 mod bounded;
 mod categorical;
+mod chains;
 mod check;
+mod conditionals;
 mod drelu;
 mod gaussian;
 mod layer;
 mod model;
 mod relu;
 pub mod special;
+mod statistics;
 mod unit_type;
 
 #[cfg(test)]
@@ -38,9 +44,11 @@ mod twins;
 pub use bernoulli::Bernoulli;
 pub use bounded::Bounded;
 pub use categorical::Categorical;
+pub use chains::UnitChains;
 pub use drelu::DRelu;
 pub use gaussian::{Gaussian, VARIANCE_BOUNDS};
 pub use layer::{UnitKind, Units};
 pub use model::{UnitRbm, MAX_ENUM_STATES};
 pub use relu::Relu;
-pub use unit_type::UnitType;
+pub use statistics::{normalized_weights, UnitStats};
+pub use unit_type::{UnitType, GAMMA_MIN};

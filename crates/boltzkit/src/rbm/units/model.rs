@@ -9,7 +9,8 @@
 use super::bernoulli::dot;
 use super::layer::Units;
 use crate::error::{Error, Result};
-use crate::linalg::{self, Op};
+use crate::linalg;
+use crate::rbm::packed::PackedWeights;
 
 /// Most states an exact `ln Z` enumerates (`2^22`: 32 MB of log-weights).
 pub const MAX_ENUM_STATES: u64 = 1 << 22;
@@ -20,9 +21,12 @@ const CHUNK: usize = 4096;
 /// An RBM whose layers have any unit types: `W` is `width_v × width_h` row-major.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnitRbm {
-    visible: Units,
-    hidden: Units,
-    w: Vec<f32>,
+    pub(super) visible: Units,
+    pub(super) hidden: Units,
+    pub(super) w: Vec<f32>,
+    /// `W` and `Wᵀ` packed for the sparse 0/1 products of discrete rows (a cache, as
+    /// [`crate::rbm::Rbm`]'s: clones start empty, comparisons ignore it).
+    pub(super) packed: Box<PackedWeights>,
 }
 
 impl UnitRbm {
@@ -43,7 +47,12 @@ impl UnitRbm {
                 format!("{} is not finite", w[i]),
             ));
         }
-        Ok(UnitRbm { visible, hidden, w })
+        Ok(UnitRbm {
+            visible,
+            hidden,
+            w,
+            packed: Box::default(),
+        })
     }
 
     /// The visible layer.
@@ -85,16 +94,15 @@ impl UnitRbm {
 
     /// `−U_a(a) + Γ_b(input)` of each row of `rows` of layer `a` (the hidden layer when
     /// `hidden`), `b` the other layer.
-    fn neg_free_energies(&self, rows: &[f32], hidden: bool) -> Result<Vec<f64>> {
-        let (a, b, op) = if hidden {
-            (&self.hidden, &self.visible, Op::T)
+    pub(super) fn neg_free_energies(&self, rows: &[f32], hidden: bool) -> Result<Vec<f64>> {
+        let (a, b) = if hidden {
+            (&self.hidden, &self.visible)
         } else {
-            (&self.visible, &self.hidden, Op::N)
+            (&self.visible, &self.hidden)
         };
         let n = rows.len() / a.width();
         let mut input = vec![0.0f32; n * b.width()];
-        #[rustfmt::skip]
-        linalg::sgemm_par(Op::N, op, n, b.width(), a.width(), 1.0, rows, &self.w, 0.0, &mut input);
+        self.product(rows, &mut input, hidden);
         let (mut energy, mut gamma) = (vec![0.0f64; n], vec![0.0f64; n]);
         a.energies(rows, &mut energy)?;
         b.log_partitions(&input, &mut gamma)?;
@@ -105,6 +113,18 @@ impl UnitRbm {
     /// [`MAX_ENUM_STATES`]); the other layer, discrete or not, enters through its
     /// log-partition. An error when neither layer is discrete or the states are too many.
     pub fn log_partition_exact(&self) -> Result<f64> {
+        let (hidden, count) = self.enumerated_layer()?;
+        let mut log_w = Vec::with_capacity(count as usize);
+        self.for_each_state_chunk(hidden, count, |rows| {
+            log_w.extend(self.neg_free_energies(rows, hidden)?);
+            Ok(())
+        })?;
+        Ok(linalg::log_sum_exp(&log_w))
+    }
+
+    /// The layer an exact sum enumerates (`true`: the hidden one), the discrete one with
+    /// fewer states, and its number of states (at most [`MAX_ENUM_STATES`]).
+    pub(super) fn enumerated_layer(&self) -> Result<(bool, u64)> {
         let (nv, nh) = (n_states(&self.visible), n_states(&self.hidden));
         let hidden = match (nv, nh) {
             (Some(a), Some(b)) => b < a,
@@ -117,11 +137,7 @@ impl UnitRbm {
                 ))
             }
         };
-        let (layer, count) = if hidden {
-            (&self.hidden, nh)
-        } else {
-            (&self.visible, nv)
-        };
+        let count = if hidden { nh } else { nv };
         let count = count
             .filter(|&c| c <= MAX_ENUM_STATES)
             .ok_or_else(|| Error::TooLarge {
@@ -133,8 +149,19 @@ impl UnitRbm {
                 ),
                 limit: format!("{MAX_ENUM_STATES}"),
             })?;
+        Ok((hidden, count))
+    }
+
+    /// `f` on the `count` states of the visible (or with `hidden` the hidden) layer in order,
+    /// in chunks of at most 4,096 rows.
+    pub(super) fn for_each_state_chunk(
+        &self,
+        hidden: bool,
+        count: u64,
+        mut f: impl FnMut(&[f32]) -> Result<()>,
+    ) -> Result<()> {
+        let layer = if hidden { &self.hidden } else { &self.visible };
         let w = layer.width();
-        let mut log_w = Vec::with_capacity(count as usize);
         let mut rows = vec![0.0f32; CHUNK * w];
         let mut start = 0u64;
         while start < count {
@@ -142,10 +169,10 @@ impl UnitRbm {
             for (k, row) in rows.chunks_exact_mut(w).take(n).enumerate() {
                 write_state(layer, start + k as u64, row);
             }
-            log_w.extend(self.neg_free_energies(&rows[..n * w], hidden)?);
+            f(&rows[..n * w])?;
             start += n as u64;
         }
-        Ok(linalg::log_sum_exp(&log_w))
+        Ok(())
     }
 }
 
@@ -190,12 +217,9 @@ mod tests {
     use super::*;
     use crate::rbm::Rbm;
     use crate::rng::rng_from_seed;
-    use rand_distr::{Distribution as _, Normal};
 
     fn weights(n: usize, seed: u64) -> Vec<f32> {
-        let normal = Normal::new(0.0f32, 0.7).unwrap();
-        let mut rng = rng_from_seed(seed);
-        (0..n).map(|_| normal.sample(&mut rng)).collect()
+        super::super::twins::normal_weights(n, 0.7, seed)
     }
 
     /// `ln Σ_v Σ_h e^{−E(v,h)}` over every joint state of two discrete layers.

@@ -4,7 +4,7 @@
 //! at every input.
 
 use super::special;
-use super::unit_type::UnitType;
+use super::unit_type::{UnitType, GAMMA_MIN};
 use crate::error::Result;
 use rand::Rng;
 
@@ -98,6 +98,39 @@ impl UnitType for Relu {
     fn interpolate(&self, base: &Self, beta: f64, out: &mut Self) {
         super::check::lerp(&base.gamma, &self.gamma, beta, &mut out.gamma);
         super::check::lerp(&base.theta, &self.theta, beta, &mut out.theta);
+    }
+
+    /// `θ = (γ_1 … γ_n, θ_1 … θ_n)`.
+    fn trainable(&self) -> Vec<f64> {
+        let f = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
+        [f(&self.gamma), f(&self.theta)].concat()
+    }
+
+    fn set_trainable(&mut self, theta: &[f64]) {
+        let n = self.gamma.len();
+        let gamma: Vec<f64> = theta[..n].iter().map(|&g| g.max(GAMMA_MIN)).collect();
+        super::check::set(&mut self.gamma, &gamma);
+        super::check::set(&mut self.theta, &theta[n..]);
+    }
+
+    /// `∂U/∂γ = h²/2`, `∂U/∂θ = h`.
+    fn add_energy_grad(&self, x: &[f32], a: f64, out: &mut [f64]) {
+        let n = self.gamma.len();
+        for (j, &h) in x.iter().enumerate() {
+            let h = f64::from(h);
+            out[j] += a * 0.5 * h * h;
+            out[n + j] += a * h;
+        }
+    }
+
+    fn add_mean_energy_grad(&self, input: &[f32], a: f64, out: &mut [f64]) {
+        let n = self.gamma.len();
+        for j in 0..n {
+            let (g, b) = self.at(input, j);
+            let (m1, m2) = special::half_gauss_moments(g, b);
+            out[j] += a * 0.5 * m2;
+            out[n + j] += a * m1;
+        }
     }
 }
 

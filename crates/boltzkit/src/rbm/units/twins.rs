@@ -2,8 +2,10 @@
 //! discrete layer's states, sample moments against the conditional mean, the ends of the AIS
 //! interpolation.
 
+use super::layer::Units;
 use super::unit_type::UnitType;
-use crate::rng::rng_from_seed;
+use crate::rng::{derive_rng, rng_from_seed};
+use rand_distr::{Distribution as _, Normal};
 
 /// Each unit's states as blocks of values (`[[0], [1]]` for a 0/1 unit, the `q` one-hot
 /// vectors for a categorical one): the layer's states are their Cartesian product.
@@ -102,4 +104,20 @@ pub fn interpolation_ends<U: UnitType>(u: &U, base: &U, x: &[f32]) {
     u.interpolate(base, 0.5, &mut out);
     let half = 0.5 * (u.energy(x) + base.energy(x));
     assert!((out.energy(x) - half).abs() < 1e-6 * half.abs().max(1.0));
+}
+
+/// `n` draws of `N(0, sd²)` from `seed` (test weights).
+pub fn normal_weights(n: usize, sd: f32, seed: u64) -> Vec<f32> {
+    let normal = Normal::new(0.0f32, sd).expect("a positive sd");
+    let mut rng = rng_from_seed(seed);
+    (0..n).map(|_| normal.sample(&mut rng)).collect()
+}
+
+/// `n` rows of a layer drawn from its own sampler at random inputs.
+pub fn layer_rows(layer: &Units, n: usize, seed: u64) -> Vec<f32> {
+    let input = normal_weights(n * layer.width(), 0.7, seed);
+    let mut out = vec![0.0; input.len()];
+    let mut rngs: Vec<_> = (0..n as u64).map(|r| derive_rng(seed, r)).collect();
+    layer.sample(&input, &mut out, &mut rngs).expect("rows");
+    out
 }

@@ -51,4 +51,23 @@ pub trait UnitType: Clone + std::fmt::Debug + PartialEq + Send + Sync + Sized {
     /// `U_out = (1 − β) U_base + β U_self`: the layer of AIS's intermediate model at `β`.
     /// `base` and `out` have `self`'s shape.
     fn interpolate(&self, base: &Self, beta: f64, out: &mut Self);
+
+    /// The trainable coordinates `θ` of the layer, flat, in the type's order (its
+    /// documentation says which; a Gaussian's variances as their free [`super::Bounded`]
+    /// coordinate `ζ`).
+    fn trainable(&self) -> Vec<f64>;
+
+    /// Sets the trainable coordinates (as [`UnitType::trainable`] lays them out), kept inside the
+    /// type's domain (a ReLU or dReLU precision at least [`GAMMA_MIN`]).
+    fn set_trainable(&mut self, theta: &[f64]);
+
+    /// `out += a · ∂U(x)/∂θ` of one state row (the layer's own energy's derivative).
+    fn add_energy_grad(&self, x: &[f32], a: f64, out: &mut [f64]);
+
+    /// `out += a · E[∂U/∂θ | I] = −a · ∂Γ(I)/∂θ` of one input row.
+    fn add_mean_energy_grad(&self, input: &[f32], a: f64, out: &mut [f64]);
 }
+
+/// The smallest precision `γ` of a ReLU or dReLU unit a training step may leave (a precision
+/// at 0 is an improper density).
+pub const GAMMA_MIN: f64 = 0.05;
