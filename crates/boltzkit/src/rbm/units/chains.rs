@@ -25,6 +25,7 @@ use crate::rng::{derive_rng, BkRng};
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct UnitChains {
     n_chains: usize,
+    seed: u64,
     v: Vec<f32>,
     h: Vec<f32>,
     input_v: Vec<f32>,
@@ -48,6 +49,7 @@ impl UnitChains {
         let n_chains = v0.len() / wv;
         Ok(UnitChains {
             n_chains,
+            seed,
             v: v0.to_vec(),
             h: vec![0.0; n_chains * wh],
             input_v: vec![0.0; n_chains * wv],
@@ -75,8 +77,35 @@ impl UnitChains {
     /// One step: `h ~ p(h | v)`, then `v ~ p(v | h)`. An error when the model's layer widths
     /// are not the chains'.
     pub fn step(&mut self, model: &UnitRbm) -> Result<()> {
-        model.sample_hidden(&self.v, &mut self.input_h, &mut self.h, &mut self.rngs)?;
-        model.sample_visible(&self.h, &mut self.input_v, &mut self.v, &mut self.rngs)
+        let rngs = &mut self.rngs[..self.n_chains];
+        model.sample_hidden(&self.v, &mut self.input_h, &mut self.h, rngs)?;
+        model.sample_visible(&self.h, &mut self.input_v, &mut self.v, rngs)
+    }
+
+    /// Puts the chains at the visible rows `v` (states of the visible layer: CD's restart at
+    /// the mini-batch), one chain per row: fewer chains than before keep their first
+    /// generators, more draw from [`derive_rng`]`(seed, i)` as [`UnitChains::new`]'s.
+    pub fn restart(&mut self, v: &[f32]) -> Result<()> {
+        let wv = self.input_v.len() / self.n_chains;
+        let wh = self.h.len() / self.n_chains;
+        if v.is_empty() || !v.len().is_multiple_of(wv) {
+            return Err(Error::Shape {
+                op: "UnitChains::restart".into(),
+                expected: format!("at least one row of {wv} values"),
+                found: format!("{} values", v.len()),
+            });
+        }
+        let n = v.len() / wv;
+        self.n_chains = n;
+        self.v.clear();
+        self.v.extend_from_slice(v);
+        self.h.resize(n * wh, 0.0);
+        self.input_v.resize(n * wv, 0.0);
+        self.input_h.resize(n * wh, 0.0);
+        let have = self.rngs.len() as u64;
+        self.rngs
+            .extend((have..n as u64).map(|i| derive_rng(self.seed, i)));
+        Ok(())
     }
 
     /// `k` steps.
@@ -186,5 +215,12 @@ mod tests {
         assert_eq!((a.visible(), a.hidden()), (b.visible(), b.hidden()));
         assert!(UnitChains::new(&m, &v0[1..], 9).is_err());
         assert!(UnitChains::new(&m, &[0.0; 24], 9).is_err());
+        // a restart at fewer rows, then more: the first chains keep their generators
+        let mut c = UnitChains::new(&m, &v0, 9).unwrap();
+        c.restart(&v0[..24 * 3]).unwrap();
+        c.run(&m, 2).unwrap();
+        c.restart(&v0).unwrap();
+        assert_eq!(c.n_chains(), 50);
+        assert!(c.restart(&v0[1..]).is_err());
     }
 }

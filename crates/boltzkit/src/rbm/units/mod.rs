@@ -10,6 +10,7 @@
 //! | `conditionals` | [`UnitRbm`]'s inputs, means and draws of one layer given the other, on mini-batches |
 //! | `chains` | [`UnitChains`]: block Gibbs chains over a [`UnitRbm`], one generator per chain |
 //! | `statistics` | [`UnitStats`]: the log-likelihood gradient's statistics; the exact gradient by enumeration |
+//! | `train` | [`train`]: CD-k / PCD-k over the seam, sample weights, L2 and L1², [`UnitTrainParams`] |
 //! | `bernoulli` | [`Bernoulli`]: 0/1 units |
 //! | `categorical` | [`Categorical`]: Potts units, `q_i` states per site as one-hot blocks |
 //! | `gaussian` | [`Gaussian`]: real units with learned, bounded variances |
@@ -34,6 +35,7 @@ mod model;
 mod relu;
 pub mod special;
 mod statistics;
+mod train;
 mod unit_type;
 
 #[cfg(test)]
@@ -51,4 +53,5 @@ pub use layer::{UnitKind, Units};
 pub use model::{UnitRbm, MAX_ENUM_STATES};
 pub use relu::Relu;
 pub use statistics::{normalized_weights, UnitStats};
+pub use train::{train, UnitFit, UnitTrainParams};
 pub use unit_type::{UnitType, GAMMA_MIN};
