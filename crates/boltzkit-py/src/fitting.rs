@@ -430,6 +430,7 @@ pub fn fit_fvbm(
             (fit.model, rec)
         };
         Ok(match &params {
+            FvbmParams::Plm(p) => with_exists(p.check()?.fit_with(&data, solver_run!())?),
             FvbmParams::Bslm(p) => with_exists(p.check()?.fit_with(&data, solver_run!())?),
             FvbmParams::Ga(p) => with_exists(p.check()?.fit_with(&data, solver_run!())?),
             FvbmParams::Newton(p) => with_exists(p.check()?.fit_with(&data, solver_run!())?),

@@ -109,6 +109,41 @@ pub fn sgemm_par(
     gemm_dispatch(op_a, op_b, m, n, k, alpha, a, b, beta, c, true);
 }
 
+/// [`sgemm`] in `f64` (the same backend, single-threaded): the FVBM pseudo-likelihood's
+/// `X·P` and `Xᵀ·R` on blocks of rows, which the caller runs in parallel
+/// ([`crate::fvbm::plm`]).
+///
+/// # Panics
+/// When a slice is shorter than its stated shape (a programming error, not user input).
+#[allow(clippy::too_many_arguments)]
+pub fn dgemm(
+    op_a: Op,
+    op_b: Op,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f64,
+    a: &[f64],
+    b: &[f64],
+    beta: f64,
+    c: &mut [f64],
+) {
+    gemm_dispatch(op_a, op_b, m, n, k, alpha, a, b, beta, c, false);
+}
+
+/// The element types of the GEMM entry points.
+trait GemmScalar: Copy + PartialEq + std::ops::MulAssign + Send + Sync + 'static {
+    const ZERO: Self;
+}
+
+impl GemmScalar for f32 {
+    const ZERO: Self = 0.0;
+}
+
+impl GemmScalar for f64 {
+    const ZERO: Self = 0.0;
+}
+
 /// Rows or columns of `C` per parallel task in [`sgemm_par`].
 pub const GEMM_BLOCK: usize = 128;
 
@@ -116,17 +151,17 @@ pub const GEMM_BLOCK: usize = 128;
 const GEMM_PAR_MIN: usize = 1 << 20;
 
 #[allow(clippy::too_many_arguments)]
-fn gemm_dispatch(
+fn gemm_dispatch<T: GemmScalar>(
     op_a: Op,
     op_b: Op,
     m: usize,
     n: usize,
     k: usize,
-    alpha: f32,
-    a: &[f32],
-    b: &[f32],
-    beta: f32,
-    c: &mut [f32],
+    alpha: T,
+    a: &[T],
+    b: &[T],
+    beta: T,
+    c: &mut [T],
     parallel: bool,
 ) {
     assert!(
@@ -178,14 +213,14 @@ fn gemm_dispatch(
                 mb,
                 nb,
                 k,
-                (pc as *mut f32).add(i0 * n + j0),
+                (pc as *mut T).add(i0 * n + j0),
                 1,
                 n as isize,
-                beta != 0.0,
-                (pa as *const f32).add(i0 * rsa),
+                beta != T::ZERO,
+                (pa as *const T).add(i0 * rsa),
                 csa as isize,
                 rsa as isize,
-                (pb as *const f32).add(j0 * csb),
+                (pb as *const T).add(j0 * csb),
                 csb as isize,
                 rsb as isize,
                 beta,
@@ -212,9 +247,9 @@ fn gemm_dispatch(
     }
 }
 
-fn scale_or_zero(c: &mut [f32], beta: f32) {
-    if beta == 0.0 {
-        c.fill(0.0);
+fn scale_or_zero<T: GemmScalar>(c: &mut [T], beta: T) {
+    if beta == T::ZERO {
+        c.fill(T::ZERO);
     } else {
         c.iter_mut().for_each(|x| *x *= beta);
     }

@@ -42,10 +42,11 @@ pub struct FvbmArgs {
 
 #[derive(Debug, Subcommand)]
 enum FvbmVerb {
-    /// Fit an FVBM to 0/1 data (MPLE by BSLM, GA or Newton; exact ML; PCD)
+    /// Fit an FVBM to 0/1 data (MPLE by L-BFGS, BSLM, GA or Newton; exact ML; PCD)
     #[command(
         long_about = "Fit a fully visible Boltzmann machine P(x) ∝ exp(½ xᵀMx + bᵀx) \
-        to 0/1 data. --algo bslm|ga|newton maximize the pseudo-likelihood (Nguyen & Wood); \
+        to 0/1 data. --algo plm|bslm|ga|newton maximize the pseudo-likelihood (Nguyen & Wood; \
+        plm, the default, by L-BFGS on matrix products, for d in the thousands); \
         mle minimizes KL(p_d||p_θ) on exact moments (d ≤ 30, BM-DI); pcd is persistent \
         contrastive divergence (BM-PCD). With --convention spin the data's 0 maps to −1. Prints \
         the log-pseudo-likelihood (KL for mle), iterations, the stop reason, warnings (e.g. \
@@ -84,11 +85,13 @@ enum FvbmVerb {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AlgoArg {
+    /// MPLE by L-BFGS on matrix products, matrix-free existence check (scales to d = 1,000s)
+    Plm,
     /// MPLE by block successive lower-bound maximization (the paper's)
     Bslm,
     /// MPLE by gradient ascent with step --mu
     Ga,
-    /// MPLE by damped Newton (the fast solver)
+    /// MPLE by damped Newton (few iterations; a dense Hessian of d⁴/4 entries)
     Newton,
     /// Exact maximum likelihood on exact moments (BM-DI, d ≤ 30)
     Mle,
@@ -122,7 +125,7 @@ impl From<ConventionArg> for Convention {
 #[derive(Debug, Args, Serialize)]
 struct SolverFlags {
     /// Learning algorithm
-    #[arg(long, value_enum, default_value_t = AlgoArg::Bslm)]
+    #[arg(long, value_enum, default_value_t = AlgoArg::Plm)]
     algo: AlgoArg,
     /// Convention of the fitted model [default: spin]
     #[arg(long, value_enum)]
@@ -132,9 +135,9 @@ struct SolverFlags {
     #[arg(long, value_name = "λ")]
     #[serde(skip_serializing_if = "Option::is_none")]
     l2: Option<f64>,
-    /// Skip the check that the MPLE exists (bslm, ga, newton without --l2): Stiemke's
-    /// certificate at the fit, else a linear program that can take minutes beyond d ≈ 30;
-    /// runaway parameters are still detected
+    /// Skip the check that the MPLE exists (plm, bslm, ga, newton without --l2): Stiemke's
+    /// certificate at the fit (plm: matrix-free), else a linear program that can take minutes
+    /// beyond d ≈ 30 (plm: only up to 1,000 parameters); runaway parameters are still detected
     #[arg(long)]
     #[serde(
         rename = "check_existence",
@@ -142,13 +145,14 @@ struct SolverFlags {
         skip_serializing_if = "is_false"
     )]
     no_existence_check: bool,
-    /// Stop when the objective gains less than this in an iteration (bslm, ga, newton)
-    /// [default: off for bslm, which stops at --grad-tol; 1e-5, the paper's, for ga and newton]
+    /// Stop when the objective gains less than this in an iteration (plm, bslm, ga, newton)
+    /// [default: off for plm and bslm, which stop at --grad-tol; 1e-5, the paper's, for ga and
+    /// newton]
     #[arg(long, value_name = "τ")]
     #[serde(skip_serializing_if = "Option::is_none")]
     tau: Option<f64>,
-    /// Stop when every component of the gradient per sample is at most this (bslm, ga,
-    /// newton; mle: of the KL's gradient) [default: 1e-7 for bslm (it then returns the MPLE);
+    /// Stop when every component of the gradient per sample is at most this (plm, bslm, ga,
+    /// newton; mle: of the KL's gradient) [default: 1e-7 for plm and bslm (the MPLE);
     /// off for ga and newton; 1e-8 for mle]
     #[arg(long, value_name = "X")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -156,7 +160,7 @@ struct SolverFlags {
     /// Step μ of gradient ascent (μ ≤ 1 is monotone)
     #[arg(long, value_name = "μ", alias = "mu", default_value_t = GaParams::default().step)]
     step: f64,
-    /// Most iterations (sweeps for bslm and ga, Newton steps, L-BFGS iterations for mle)
+    /// Most iterations (sweeps for bslm and ga, Newton steps, L-BFGS iterations for plm and mle)
     /// [default: 100,000; mle: 1,000]
     #[arg(long, value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -447,12 +451,7 @@ impl FitArgs {
         let d = data.n_vars();
         guard::memory(
             &format!("fvbm fit --algo {} on {d} variables", params.algo()),
-            fit_memory(
-                algo,
-                d as u64,
-                data.n_samples() as u64,
-                self.solver.chains as u64,
-            ),
+            fit_memory(&params, d as u64, data.n_samples() as u64),
         )?;
         if algo == AlgoArg::Mle && d > MAX_EXACT_UNITS {
             return Err(UsageError::new(format!(
@@ -482,8 +481,12 @@ impl FitArgs {
             };
         }
         let (model, solver, mple_objective, stop) = match &params {
-            FvbmParams::Bslm(_) | FvbmParams::Ga(_) | FvbmParams::Newton(_) => {
+            FvbmParams::Plm(_)
+            | FvbmParams::Bslm(_)
+            | FvbmParams::Ga(_)
+            | FvbmParams::Newton(_) => {
                 let fit = match &params {
+                    FvbmParams::Plm(p) => p.check()?.fit_with(&data, run!().observe(&mut show))?,
                     FvbmParams::Bslm(p) => p.check()?.fit_with(&data, run!().observe(&mut show))?,
                     FvbmParams::Ga(p) => p.check()?.fit_with(&data, run!().observe(&mut show))?,
                     FvbmParams::Newton(p) => {
@@ -777,16 +780,18 @@ struct ParameterRow<'a> {
 }
 
 /// Bytes `fvbm fit` needs: the model and the distinct rows' pseudo-likelihood data, plus the
-/// Hessian (Newton), the 2^d tables (mle) or the chains (pcd).
-fn fit_memory(algo: AlgoArg, d: u64, rows: u64, chains: u64) -> u64 {
+/// design and L-BFGS vectors (plm), the Hessian (Newton), the 2^d tables (mle) or the chains
+/// (pcd).
+fn fit_memory(params: &FvbmParams, d: u64, rows: u64) -> u64 {
     let base = Fvbm::memory_estimate(d)
         .saturating_mul(4)
         .saturating_add(Dataset::memory_estimate(rows, d).saturating_mul(24));
-    let extra = match algo {
-        AlgoArg::Newton => pseudo::hessian_memory(d),
-        AlgoArg::Mle => table_memory(&vec![2; d.min(64) as usize]).saturating_mul(2),
-        AlgoArg::Pcd => Dataset::memory_estimate(chains, d).saturating_mul(16),
-        AlgoArg::Bslm | AlgoArg::Ga => 0,
+    let extra = match params {
+        FvbmParams::Plm(p) => p.memory_estimate(d, rows),
+        FvbmParams::Newton(_) => pseudo::hessian_memory(d),
+        FvbmParams::Mle(_) => table_memory(&vec![2; d.min(64) as usize]).saturating_mul(2),
+        FvbmParams::Pcd(p) => Dataset::memory_estimate(p.n_chains as u64, d).saturating_mul(16),
+        FvbmParams::Bslm(_) | FvbmParams::Ga(_) => 0,
     };
     base.saturating_add(extra)
 }

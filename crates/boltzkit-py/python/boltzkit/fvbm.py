@@ -12,7 +12,7 @@ from ._settings import defaults, settings_json
 from ._validation import check_binarize, check_choice, check_number, explain_refusal, seed_from
 from ._warnings import MpleExistenceWarning, warn, warn_fit
 
-ALGOS = ("newton", "bslm", "ga", "mle", "pcd")
+ALGOS = ("newton", "plm", "bslm", "ga", "mle", "pcd")
 _DEFAULTS = {algo: defaults(f"fvbm-{algo}") for algo in ALGOS}
 # The estimator's settings by their names in the library's schema (``FvbmParams``: ``algo``
 # and the solver's fields): the scikit-learn spellings ``max_iter`` and ``tol`` and the
@@ -44,8 +44,10 @@ class FVBM(ModelMixin, BaseEstimator):
 
     Parameters
     ----------
-    algo : {"newton", "bslm", "ga", "mle", "pcd"}, default="newton"
-        ``newton``: Newton's method on the pseudo-likelihood (fast); ``bslm``: block
+    algo : {"newton", "plm", "bslm", "ga", "mle", "pcd"}, default="newton"
+        ``newton``: Newton's method on the pseudo-likelihood (fast at small ``d``: a dense
+        Hessian); ``plm``: L-BFGS on matrix products (``d`` in the hundreds to thousands,
+        matrix-free existence check); ``bslm``: block
         successive lower-bound maximization (the BSLM paper); ``ga``: gradient ascent with
         step ``mu``; ``mle``: exact maximum likelihood by L-BFGS (at most 30 variables);
         ``pcd``: persistent contrastive divergence (seeded by ``random_state``).
@@ -232,7 +234,7 @@ class FVBM(ModelMixin, BaseEstimator):
         _, _, convention = model.fvbm_params()
         meta = model.metadata
         algo = meta.get("algorithm", "newton")
-        algo = algo if algo in ("newton", "bslm", "ga", "mle", "pcd") else "newton"
+        algo = algo if algo in ALGOS else "newton"
         est = cls(algo=algo, convention=convention)
         settings = json.loads(meta.get("settings", "{}") or "{}")
         if isinstance(settings.get("l2"), (int, float)):

@@ -12,7 +12,8 @@
 //! | [`mple`] | settings, loop, stopping rule and record shared by the MPLE solvers |
 //! | [`bslm`] | MPLE by BSLM (Eqs. 2.4 and 2.7) |
 //! | [`ga`] | MPLE by gradient ascent with step `μ` (Eqs. 4.1-4.2) |
-//! | [`newton`] | MPLE by damped Newton with a line search (the fast solver) |
+//! | [`newton`] | MPLE by damped Newton with a line search (small `d`: a dense Hessian) |
+//! | [`plm`] | MPLE by L-BFGS on matrix products, matrix-free existence check (the scalable solver) |
 //! | [`separation`] | runaway parameters: when the MPLE does not exist |
 //! | [`inference`] | sandwich standard errors and Wald z-tests for the MPLE |
 //! | [`lbfgs`] | the shared L-BFGS minimizer ([`crate::optim::lbfgs`], re-exported here) |
@@ -40,6 +41,7 @@ pub mod model;
 pub mod mple;
 pub mod newton;
 pub mod pcd;
+pub mod plm;
 pub mod pseudo;
 pub mod separation;
 pub mod settings;
@@ -57,5 +59,6 @@ pub use mple::CheckedBslmParams;
 pub use mple::{Algorithm, BslmParams, FvbmFit, MpleParams, MpleRecord, Progress, StopReason};
 pub use newton::{CheckedNewtonParams, NewtonParams};
 pub use pcd::{CheckedPcdParams, PcdParams, PcdProgress};
+pub use plm::{CheckedPlmParams, PlmParams};
 pub use separation::{Existence, Runaway, Separation};
 pub use settings::FvbmParams;

@@ -128,6 +128,8 @@ pub enum Algorithm {
     Ga,
     /// Damped Newton with a backtracking line search.
     Newton,
+    /// L-BFGS on matrix products ([`super::plm`]).
+    Plm,
 }
 
 /// Why a solver stopped: [`StopReason::Converged`] (gain below `τ`),
@@ -299,6 +301,75 @@ fn max_abs(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |m, x| m.max(x.abs()))
 }
 
+/// The path of a fit: the objective and `max |θ|` at the start and after every iteration, and
+/// the earlier iterates from which runaway parameters are measured (every power of two, and
+/// the iterate before the current one).
+pub(crate) struct Path {
+    objective: Vec<f64>,
+    max_abs_theta: Vec<f64>,
+    snapshots: Vec<Snapshot>,
+    current: Snapshot,
+    before_current: Option<Snapshot>,
+}
+
+impl Path {
+    /// The path at the starting point.
+    pub(crate) fn new(theta: Vec<f64>, objective: f64) -> Self {
+        let start = Snapshot {
+            iteration: 0,
+            theta,
+            objective,
+        };
+        Path {
+            objective: vec![objective],
+            max_abs_theta: vec![max_abs(&start.theta)],
+            snapshots: vec![start.clone()],
+            current: start,
+            before_current: None,
+        }
+    }
+
+    /// The objective now.
+    pub(crate) fn last(&self) -> f64 {
+        *self.objective.last().expect("the path holds the start")
+    }
+
+    /// Records iteration `iteration` at `theta` with `objective`.
+    pub(crate) fn push(&mut self, iteration: usize, theta: Vec<f64>, objective: f64) {
+        self.objective.push(objective);
+        self.max_abs_theta.push(max_abs(&theta));
+        let here = Snapshot {
+            iteration,
+            theta,
+            objective,
+        };
+        if iteration.is_power_of_two() {
+            self.snapshots.push(here.clone());
+        }
+        self.before_current = Some(std::mem::replace(&mut self.current, here));
+    }
+
+    /// The iterate now.
+    pub(crate) fn theta(&self) -> &[f64] {
+        &self.current.theta
+    }
+}
+
+/// How a fit ended: why, where, and the penalized gradient's `max |·| / n` there.
+pub(crate) struct Ending {
+    pub(crate) algorithm: Algorithm,
+    pub(crate) start: Instant,
+    pub(crate) stop: StopReason,
+    pub(crate) theta: Vec<f64>,
+    pub(crate) objective: f64,
+    pub(crate) final_gradient: f64,
+}
+
+/// Whether the MPLE exists, decided at the fitted model; `Ok(None)` when it could not be
+/// decided within the check's means (the reason is the `String`).
+pub(crate) type ExistenceCheck<'a> =
+    &'a dyn Fn(&Fvbm) -> Result<std::result::Result<Existence, String>>;
+
 /// Runs `solver` until the stopping rule fires; returns the fitted model and its record.
 pub(crate) fn drive(
     solver: &mut dyn Solver,
@@ -311,20 +382,10 @@ pub(crate) fn drive(
     let d = data.d();
     let n = data.n_samples() as f64;
     let conv = params.convention;
-    let mut objective = vec![solver.objective()];
-    let mut max_abs_theta = vec![max_abs(&solver.theta())];
-    // Earlier iterates, the drift from which may reveal runaway parameters: every power of
-    // two, and the previous iterate.
-    let mut snapshots = vec![Snapshot {
-        iteration: 0,
-        theta: solver.theta(),
-        objective: objective[0],
-    }];
-    let mut current = snapshots[0].clone();
-    let mut before_current: Option<Snapshot> = None;
+    let mut path = Path::new(solver.theta(), solver.objective());
     let mut stop = StopReason::MaxIterations;
     for iteration in 1..=params.max_iterations {
-        let prev = *objective.last().expect("nonempty");
+        let prev = path.last();
         // An interrupt inside a long step (Newton's Hessian) keeps the iterate before it.
         let moved = match solver.step() {
             Err(Error::Interrupted { .. }) => {
@@ -346,47 +407,13 @@ pub(crate) fn drive(
             stop = StopReason::NoProgress;
             break;
         }
-        let gain = f - prev;
-        objective.push(f);
-        let theta = solver.theta();
-        max_abs_theta.push(max_abs(&theta));
-        let here = Snapshot {
-            iteration,
-            theta,
-            objective: f,
-        };
-        if iteration.is_power_of_two() {
-            snapshots.push(here.clone());
-        }
-        let theta = here.theta.clone();
-        before_current = Some(std::mem::replace(&mut current, here));
-        if let Some(why) = run.observe(&mut Progress {
-            iteration,
-            objective: f,
-            gain,
-        })? {
+        path.push(iteration, solver.theta(), f);
+        if let Some(why) = after_iteration(run, params, iteration, f, f - prev)? {
             stop = why;
             break;
         }
-        if run.interrupted() {
-            stop = StopReason::Interrupted {
-                after: Count::iterations(iteration),
-            };
-            break;
-        }
-        // Gains at the level of round-off count as zero: not a decrease, and below any τ > 0.
-        let noise = ROUND_OFF * f.abs().max(1.0);
-        let gain = if gain.abs() <= noise { 0.0 } else { gain };
-        if gain < 0.0 {
-            stop = StopReason::Decreased;
-            break;
-        }
-        if gain < params.tau {
-            stop = StopReason::Converged;
-            break;
-        }
         if params.grad_tol > 0.0 {
-            let model = Fvbm::from_theta(d, &theta, conv)?;
+            let model = Fvbm::from_theta(d, path.theta(), conv)?;
             let g = penalized_gradient(&model, data, params.l2)?;
             if max_abs(&g) / n <= params.grad_tol {
                 stop = StopReason::GradientTolerance;
@@ -395,28 +422,107 @@ pub(crate) fn drive(
         }
     }
     // After a decrease the better iterate before it is returned.
-    let (theta, last) = match (&stop, &before_current) {
+    let (theta, objective) = match (&stop, &path.before_current) {
         (StopReason::Decreased, Some(b)) => (b.theta.clone(), b.objective),
-        _ => (solver.theta(), *objective.last().expect("nonempty")),
+        _ => (solver.theta(), path.last()),
     };
     let model = Fvbm::from_theta(d, &theta, conv)?;
     let final_gradient = max_abs(&penalized_gradient(&model, data, params.l2)?) / n;
-    let iterations = objective.len() - 1;
-    if let Some(b) = before_current {
-        if snapshots.last().is_some_and(|s| s.iteration < b.iteration) {
-            snapshots.push(b);
+    let ending = Ending {
+        algorithm,
+        start,
+        stop,
+        theta,
+        objective,
+        final_gradient,
+    };
+    conclude(path, ending, data, params, run, &|m| {
+        separation::check_at(data, m).map(Ok)
+    })
+}
+
+/// The observers, the interrupt and the gain rules after iteration `iteration` reached `f`
+/// (a gain of `gain`): `Some` ends the fit for that reason.
+pub(crate) fn after_iteration(
+    run: &mut dyn Hooks,
+    params: &MpleParams,
+    iteration: usize,
+    f: f64,
+    gain: f64,
+) -> Result<Option<StopReason>> {
+    if let Some(why) = run.observe(&mut Progress {
+        iteration,
+        objective: f,
+        gain,
+    })? {
+        return Ok(Some(why));
+    }
+    if run.interrupted() {
+        return Ok(Some(StopReason::Interrupted {
+            after: Count::iterations(iteration),
+        }));
+    }
+    // Gains at the level of round-off count as zero: not a decrease, and below any τ > 0.
+    let noise = ROUND_OFF * f.abs().max(1.0);
+    let gain = if gain.abs() <= noise { 0.0 } else { gain };
+    if gain < 0.0 {
+        return Ok(Some(StopReason::Decreased));
+    }
+    if gain < params.tau {
+        return Ok(Some(StopReason::Converged));
+    }
+    Ok(None)
+}
+
+/// The end of every MPLE fit: runaway parameters on the path, the existence check (without
+/// penalty, unless interrupted or switched off), the warnings, the observers' `finish`, the
+/// record.
+pub(crate) fn conclude(
+    mut path: Path,
+    ending: Ending,
+    data: &PlData,
+    params: &MpleParams,
+    run: &mut dyn Hooks,
+    existence_check: ExistenceCheck<'_>,
+) -> Result<FvbmFit> {
+    let Ending {
+        algorithm,
+        start,
+        stop,
+        theta,
+        objective: last,
+        final_gradient,
+    } = ending;
+    let model = Fvbm::from_theta(data.d(), &theta, params.convention)?;
+    let iterations = path.objective.len() - 1;
+    if let Some(b) = path.before_current.take() {
+        if path
+            .snapshots
+            .last()
+            .is_some_and(|s| s.iteration < b.iteration)
+        {
+            path.snapshots.push(b);
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    let runaway = runaway(data, &snapshots, &theta, last, iterations, params.l2)?;
+    let runaway = runaway(data, &path.snapshots, &theta, last, iterations, params.l2)?;
     // Not after an interrupt: the user asked to stop, and the LP can take minutes.
     let interrupted = matches!(stop, StopReason::Interrupted { .. });
+    let mut warnings = Vec::new();
     let existence = if params.l2 == 0.0 && params.check_existence && !interrupted {
-        Some(separation::check_at(data, &model)?)
+        match existence_check(&model)? {
+            Ok(e) => Some(e),
+            Err(why) => {
+                warnings.push(format!(
+                    "whether the maximum pseudo-likelihood estimate exists was not decided: \
+                     {why}; an L2 penalty λ > 0 (`--l2 λ`) makes it exist always"
+                ));
+                None
+            }
+        }
     } else {
         None
     };
-    let mut warnings = Vec::new();
     match (&existence, &runaway) {
         (Some(e), _) if !e.exists() => warnings.extend(e.message()),
         (Some(_), Some(r)) => warnings.push(format!(
@@ -462,8 +568,8 @@ pub(crate) fn drive(
         record: MpleRecord {
             algorithm,
             iterations,
-            objective,
-            max_abs_theta,
+            objective: path.objective,
+            max_abs_theta: path.max_abs_theta,
             final_gradient,
             stop,
             l2: params.l2,

@@ -23,16 +23,19 @@ use super::mle::MleParams;
 use super::mple::MpleParams;
 use super::newton::NewtonParams;
 use super::pcd::PcdParams;
+use super::plm::PlmParams;
 use crate::error::{Error, Result};
 use serde_json::Value;
 
 /// The solvers' names, as `algo` takes them.
-pub const ALGOS: [&str; 5] = ["bslm", "ga", "newton", "mle", "pcd"];
+pub const ALGOS: [&str; 6] = ["plm", "bslm", "ga", "newton", "mle", "pcd"];
 
 /// The settings of one FVBM fit: the solver (`algo`, the serialized tag) and its settings.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "algo", rename_all = "lowercase")]
 pub enum FvbmParams {
+    /// MPLE by L-BFGS on matrix products ([`super::plm`]).
+    Plm(PlmParams),
     /// MPLE by block successive lower-bound maximization ([`super::bslm`]).
     Bslm(MpleParams),
     /// MPLE by gradient ascent with step `μ` ([`super::ga`]).
@@ -49,6 +52,7 @@ impl FvbmParams {
     /// The default settings of solver `algo` (one of [`ALGOS`]).
     pub fn default_for(algo: &str) -> Result<Self> {
         Ok(match algo {
+            "plm" => FvbmParams::Plm(PlmParams::default()),
             "bslm" => FvbmParams::Bslm(MpleParams::default()),
             "ga" => FvbmParams::Ga(GaParams::default()),
             "newton" => FvbmParams::Newton(NewtonParams::default()),
@@ -85,6 +89,7 @@ impl FvbmParams {
     /// The solver's name.
     pub fn algo(&self) -> &'static str {
         match self {
+            FvbmParams::Plm(_) => "plm",
             FvbmParams::Bslm(_) => "bslm",
             FvbmParams::Ga(_) => "ga",
             FvbmParams::Newton(_) => "newton",
@@ -96,6 +101,7 @@ impl FvbmParams {
     /// The convention of the fitted model.
     pub fn convention(&self) -> Convention {
         match self {
+            FvbmParams::Plm(p) => p.mple.convention,
             FvbmParams::Bslm(p) => p.convention,
             FvbmParams::Ga(p) => p.mple.convention,
             FvbmParams::Newton(p) => p.mple.convention,
@@ -115,6 +121,7 @@ impl FvbmParams {
     /// Checks every setting of the solver; the error names the field at fault.
     pub fn check(&self) -> Result<()> {
         match self {
+            FvbmParams::Plm(p) => p.check().map(drop),
             FvbmParams::Bslm(p) => p.check().map(drop),
             FvbmParams::Ga(p) => p.check().map(drop),
             FvbmParams::Newton(p) => p.check().map(drop),

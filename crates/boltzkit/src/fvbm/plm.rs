@@ -1,0 +1,281 @@
+//! MPLE by L-BFGS on matrix products: the solver for the sizes people fit (d in the
+//! hundreds to thousands, n in the tens of thousands).
+//!
+//! The objective is the shared one ([`super::mple`]): the log-pseudo-likelihood `P_n(θ)` of
+//! Eq. 2.1 (Nguyen & Wood) on `θ = (b, upper M)`, symmetric couplings, minus `n·λ/2·‖θ‖²`.
+//! Each evaluation of it and its gradient is two matrix products over the distinct rows
+//! ([`design`]: `H = X₁·P`, `G = X₁ᵀ·R`), `O(n d²)` multiply-adds in the `gemm` crate's
+//! kernels, blocked and threaded; the library's L-BFGS ([`crate::optim::lbfgs`]) minimizes
+//! `−objective / n`, so `grad_tol` is its own stopping rule (every component of the gradient
+//! per sample at most `grad_tol`), and `τ` stops it when an iteration gains less than `τ`.
+//! Memory is `O(n d + d²)`: no Hessian, unlike [`super::newton`].
+//!
+//! Without penalty, whether the maximizer exists is decided by Stiemke's certificate solved
+//! matrix-free ([`certificate`]); where it does not hold, by the separation LP when the LP is
+//! small enough ([`LP_MAX_PARAMS`]), else the record says it was not decided (the drift test
+//! for runaway parameters runs either way).
+
+mod certificate;
+mod design;
+
+use super::model::{n_params, Fvbm};
+use super::mple::{
+    after_iteration, conclude, prepare, Algorithm, Ending, FvbmFit, MpleParams, MpleRecord, Path,
+    Progress,
+};
+use super::separation;
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::fit::{Learner, Run, StopReason};
+use crate::optim::lbfgs::{minimize_with_state, LbfgsParams, LbfgsState};
+use design::Design;
+use std::cell::Cell;
+use std::time::Instant;
+
+/// Where Stiemke's certificate does not hold, the separation LP decides for models of at most
+/// this many parameters (`d ≤ 44`; the LP takes minutes at `d = 40`); above, the existence is
+/// left undecided.
+pub const LP_MAX_PARAMS: usize = 1000;
+
+/// Settings of the L-BFGS MPLE solver (serialized flat: the MPLE settings, then its own).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PlmParams {
+    /// The settings shared with the other MPLE solvers (default: stop at first-order
+    /// optimality, every gradient component per sample at most 1e-7; no gain rule).
+    #[serde(flatten)]
+    pub mple: MpleParams,
+    /// L-BFGS correction pairs kept. Default 10.
+    pub memory: usize,
+}
+
+impl Default for PlmParams {
+    fn default() -> Self {
+        PlmParams {
+            mple: MpleParams::default(),
+            memory: 10,
+        }
+    }
+}
+
+/// [`PlmParams`] checked by [`PlmParams::check`]: the L-BFGS MPLE learner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedPlmParams(PlmParams);
+
+impl CheckedPlmParams {
+    /// The settings.
+    pub fn get(&self) -> &PlmParams {
+        &self.0
+    }
+}
+
+impl PlmParams {
+    /// Checks every setting (the error names the field at fault) and returns the learner.
+    pub fn check(&self) -> Result<CheckedPlmParams> {
+        if self.memory == 0 {
+            return Err(Error::param("memory", "must be at least 1"));
+        }
+        self.mple.validate()?;
+        Ok(CheckedPlmParams(self.clone()))
+    }
+
+    /// Bytes a fit on `rows` distinct rows of `d` units holds at its peak: the prepared data
+    /// (column-major values and bits), the design, the L-BFGS vectors and the certificate's.
+    pub fn memory_estimate(&self, d: u64, rows: u64) -> u64 {
+        let p = d.saturating_mul(d + 1) / 2;
+        let vectors = 2 * self.memory as u64 + 12;
+        rows.saturating_mul(d)
+            .saturating_mul(9)
+            .saturating_add(Design::memory_estimate(d, rows))
+            .saturating_add(p.saturating_mul(8).saturating_mul(vectors))
+    }
+
+    /// Multiply-adds of one evaluation of the objective and its gradient.
+    pub fn evaluation_work(d: u64, rows: u64) -> u64 {
+        Design::pass_work(d, rows)
+    }
+}
+
+impl Learner for CheckedPlmParams {
+    type Model = Fvbm;
+    type Record = MpleRecord;
+    type Progress<'p> = Progress;
+
+    /// Fits an FVBM by L-BFGS on the pseudo-likelihood (MPLE); observers see every iteration.
+    ///
+    /// ```
+    /// use boltzkit::fit::Learner;
+    /// use boltzkit::fvbm::{exact, plm, Convention, Fvbm};
+    /// use boltzkit::rng::rng_from_seed;
+    /// let truth = Fvbm::random(5, 0.5, Convention::Spin, &mut rng_from_seed(0))?;
+    /// let data = exact::sample(&truth, 5000, &mut rng_from_seed(1))?;
+    /// let fit = plm::PlmParams::default().check()?.fit(&data)?;
+    /// assert!(fit.record.final_gradient <= 1e-7);
+    /// assert_eq!(fit.record.mple_exists(), Some(true));
+    /// # Ok::<(), boltzkit::Error>(())
+    /// ```
+    fn fit_with(&self, data: &Dataset, mut run: Run<'_, Self>) -> Result<FvbmFit> {
+        let start = Instant::now();
+        let params = &self.0;
+        let (pl, init) = prepare(data, &params.mple)?;
+        let design = Design::new(&pl);
+        let interrupt = run.interrupt_flag().cloned();
+        let n = pl.n_samples() as f64;
+        let l2n = n * params.mple.l2;
+        // The penalized objective F and −∇F / n; L-BFGS minimizes −F / n.
+        let first = Cell::new(None);
+        let eval = |theta: &[f64], grad: &mut [f64]| -> Result<f64> {
+            // The start is always evaluated, so an interrupt keeps the starting model.
+            let poll = first.get().and(interrupt.as_ref());
+            let f = design.log_pl_gradient(theta, grad, poll)?;
+            let mut sq = 0.0;
+            for (g, t) in grad.iter_mut().zip(theta) {
+                sq += t * t;
+                *g = -(*g - l2n * t) / n;
+            }
+            let f = f - 0.5 * l2n * sq;
+            if first.get().is_none() {
+                first.set(Some(f));
+            }
+            Ok(-f / n)
+        };
+        let lbfgs = LbfgsParams {
+            memory: params.memory,
+            max_iterations: params.mple.max_iterations,
+            grad_tol: params.mple.grad_tol,
+            ..LbfgsParams::default()
+        };
+        let mut path: Option<Path> = None;
+        let theta0 = init.theta();
+        let mut observe = |s: &LbfgsState<'_>| -> Result<Option<StopReason>> {
+            let f = -s.f * n;
+            let path = path.get_or_insert_with(|| {
+                Path::new(theta0.clone(), first.get().expect("evaluated at the start"))
+            });
+            let gain = f - path.last();
+            path.push(s.iteration, s.x.to_vec(), f);
+            after_iteration(&mut run, &params.mple, s.iteration, f, gain)
+        };
+        let result = minimize_with_state(eval, theta0.clone(), &lbfgs, &mut observe)?;
+        let f_end = -result.f * n;
+        let path = path.unwrap_or_else(|| Path::new(theta0, f_end));
+        let ending = Ending {
+            algorithm: Algorithm::Plm,
+            start,
+            stop: result.stop,
+            theta: result.x,
+            objective: f_end,
+            final_gradient: result.grad_max,
+        };
+        let existence = |model: &Fvbm| -> Result<std::result::Result<_, String>> {
+            match certificate::check(&design, &model.theta(), pl.n_distinct(), None)? {
+                Ok(e) => Ok(Ok(e)),
+                Err(_) if n_params(pl.d()) <= LP_MAX_PARAMS => separation::check(&pl).map(Ok),
+                Err(why) => Ok(Err(format!(
+                    "{why}, and the separation LP on {} parameters would take too long",
+                    n_params(pl.d())
+                ))),
+            }
+        };
+        conclude(path, ending, &pl, &params.mple, &mut run, &existence)
+    }
+}
+
+/// The shared MPLE data of a fit, for the tests.
+#[cfg(test)]
+fn pl_data(data: &Dataset, params: &MpleParams) -> super::pseudo::PlData {
+    super::pseudo::PlData::new(data, params.convention).unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{exact, Convention, NewtonParams};
+    use super::*;
+    use crate::fit::Interrupt;
+    use crate::rng::rng_from_seed;
+    use ndarray::Array2;
+
+    #[test]
+    fn optimum_equals_newtons_mple() {
+        for conv in [Convention::Spin, Convention::Binary] {
+            let truth = Fvbm::random(6, 0.4, conv, &mut rng_from_seed(11)).unwrap();
+            let data = exact::sample(&truth, 3000, &mut rng_from_seed(12)).unwrap();
+            let mut p = PlmParams::default();
+            p.mple.convention = conv;
+            let fit = p.check().unwrap().fit(&data).unwrap();
+            let np = NewtonParams {
+                mple: MpleParams {
+                    convention: conv,
+                    ..MpleParams::default()
+                },
+                ..NewtonParams::default()
+            };
+            let newton = np.check().unwrap().fit(&data).unwrap();
+            let (a, b) = (fit.model.theta(), newton.model.theta());
+            let diff = a
+                .iter()
+                .zip(&b)
+                .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+            assert!(diff < 1e-5, "{conv}: max |θ − θ_newton| = {diff}");
+            let r = &fit.record;
+            assert_eq!(r.algorithm, Algorithm::Plm);
+            assert!(r.final_gradient <= 1e-7 && r.is_monotone(), "{conv}");
+            assert!(r.final_objective() >= newton.record.final_objective() - 1e-6);
+            // the matrix-free certificate decides, as the LP does
+            let e = r.existence.as_ref().expect("checked");
+            assert!(e.certificate && e.exists(), "{conv}");
+        }
+    }
+
+    #[test]
+    fn penalized_optimum_has_zero_penalized_gradient() {
+        let truth = Fvbm::random(5, 0.4, Convention::Spin, &mut rng_from_seed(13)).unwrap();
+        let data = exact::sample(&truth, 500, &mut rng_from_seed(14)).unwrap();
+        let mut p = PlmParams::default();
+        p.mple.l2 = 0.05;
+        let fit = p.check().unwrap().fit(&data).unwrap();
+        let pl = pl_data(&data, &p.mple);
+        let g = super::super::mple::penalized_gradient(&fit.model, &pl, 0.05).unwrap();
+        let worst = g.iter().fold(0.0f64, |m, v| m.max(v.abs())) / 500.0;
+        assert!(worst <= 1e-7, "{worst}");
+        assert!(fit.record.existence.is_none());
+    }
+
+    #[test]
+    fn separated_data_fail_the_certificate_and_the_lp_finds_the_direction() {
+        // unit 2 a copy of unit 0: the regression of unit 2 on unit 0 is separated
+        let truth = Fvbm::random(4, 0.3, Convention::Spin, &mut rng_from_seed(5)).unwrap();
+        let data = exact::sample(&truth, 400, &mut rng_from_seed(6)).unwrap();
+        let mut v: Array2<u8> = data.into_values();
+        for mut row in v.outer_iter_mut() {
+            row[2] = row[0];
+        }
+        let data = Dataset::binary(v).unwrap();
+        let mut p = PlmParams::default();
+        p.mple.max_iterations = 60;
+        let fit = p.check().unwrap().fit(&data).unwrap();
+        let e = fit.record.existence.as_ref().expect("checked");
+        assert!(!e.certificate && !e.exists());
+        assert_eq!(fit.record.mple_exists(), Some(false));
+        let pl = pl_data(&data, &p.mple);
+        let design = Design::new(&pl);
+        let verdict = certificate::check(&design, &fit.model.theta(), pl.n_distinct(), None);
+        assert!(verdict.unwrap().is_err());
+    }
+
+    #[test]
+    fn an_interrupt_keeps_the_starting_model() {
+        let truth = Fvbm::random(5, 0.4, Convention::Spin, &mut rng_from_seed(15)).unwrap();
+        let data = exact::sample(&truth, 300, &mut rng_from_seed(16)).unwrap();
+        let stop = Interrupt::new();
+        stop.set();
+        let fit = PlmParams::default()
+            .check()
+            .unwrap()
+            .fit_with(&data, Run::new().interrupt(stop))
+            .unwrap();
+        assert!(matches!(fit.record.stop, StopReason::Interrupted { .. }));
+        assert_eq!(fit.record.iterations, 0);
+        assert!(fit.model.theta().iter().all(|&t| t == 0.0));
+        assert!(fit.record.existence.is_none());
+    }
+}

@@ -1,0 +1,355 @@
+//! The pseudo-likelihood by matrix products: the distinct rows as a row-major design
+//! `X₁ = [X 1]` (`rows × (d+1)`), the parameters as `P = [M; bᵀ]` (`(d+1) × d`), so that all
+//! local fields are one product `H = X₁·P` (`h_uj = m_jᵀx_u + b_j`, `M` symmetric with a zero
+//! diagonal) and every derivative is one product back, `G = X₁ᵀ·R`:
+//! `∂P_n/∂m_jk = G_kj + G_jk` (`j < k`) and `∂P_n/∂b_j = G_dj` for the weighted residuals
+//! `R_uj = w_u (x_uj − E[x_j | h_uj])` (the gradient of Eq. 2.1 of Nguyen & Wood, as in
+//! [`crate::fvbm::pseudo`], which stays the brute-force twin).
+//!
+//! The rows are taken in fixed blocks ([`Design::block`], set by the number of rows alone),
+//! 16 blocks at a time in parallel, each block's `G` summed in block order: the result is the
+//! same bits for any number of threads. The interrupt is polled before every block, so
+//! Ctrl-C stops an evaluation within one block's two products.
+
+use super::super::convention::Convention;
+use super::super::model::{n_params, upper_index};
+use super::super::pseudo::PlData;
+use crate::error::{Error, Result};
+use crate::fit::Interrupt;
+use crate::linalg::{dgemm, Op};
+use rayon::prelude::*;
+
+/// Blocks evaluated in parallel before their products are summed (in block order).
+const GROUP: usize = 16;
+/// Rows per block at most (bounds each block's memory and time: the interrupt's latency).
+const MAX_BLOCK: usize = 2048;
+/// Rows per block at least (below this the product's overheads dominate).
+const MIN_BLOCK: usize = 64;
+
+/// The data of a pseudo-likelihood fit as a dense design for matrix products.
+pub(crate) struct Design {
+    conv: Convention,
+    d: usize,
+    rows: usize,
+    block: usize,
+    /// `rows × (d+1)` row-major: the values of the units in the convention, then 1.
+    x: Vec<f64>,
+    /// How many samples each distinct row stands for.
+    w: Vec<f64>,
+}
+
+/// `(A(h), E[x | h])` of one unit: the log-normalizer and the conditional mean, with one
+/// exponential and one `ln_1p` (the two of [`Convention::log_norm`] and
+/// [`Convention::mean`] fused).
+#[inline(always)]
+pub(crate) fn unit_terms(conv: Convention, h: f64) -> (f64, f64) {
+    match conv {
+        Convention::Spin => {
+            let a = h.abs();
+            let e = (-2.0 * a).exp();
+            let t = (1.0 - e) / (1.0 + e);
+            (a + e.ln_1p(), if h < 0.0 { -t } else { t })
+        }
+        Convention::Binary => {
+            let e = (-h.abs()).exp();
+            let inv = 1.0 / (1.0 + e);
+            (h.max(0.0) + e.ln_1p(), if h < 0.0 { e * inv } else { inv })
+        }
+    }
+}
+
+impl Design {
+    /// The design of `data` (its distinct rows and counts).
+    pub(crate) fn new(data: &PlData) -> Self {
+        let (d, rows) = (data.d(), data.n_distinct());
+        let mut x = vec![1.0; rows * (d + 1)];
+        for j in 0..d {
+            for (u, &v) in data.column(j).iter().enumerate() {
+                x[u * (d + 1) + j] = v;
+            }
+        }
+        Design {
+            conv: data.convention(),
+            d,
+            rows,
+            block: Self::block(rows),
+            x,
+            w: data.weights().to_vec(),
+        }
+    }
+
+    /// Rows per block for `rows` distinct rows.
+    pub(crate) fn block(rows: usize) -> usize {
+        rows.div_ceil(GROUP).clamp(MIN_BLOCK, MAX_BLOCK)
+    }
+
+    /// Bytes held during a fit on `rows` distinct rows of `d` units: the design, the
+    /// parameter and gradient matrices, and per block in flight its fields and its `G`.
+    pub(crate) fn memory_estimate(d: u64, rows: u64) -> u64 {
+        let b = Self::block(rows as usize) as u64;
+        let g = (d + 1).saturating_mul(d).saturating_mul(8);
+        rows.saturating_mul(d + 1)
+            .saturating_mul(8)
+            .saturating_add(g.saturating_mul(GROUP as u64 + 3))
+            .saturating_add(b.saturating_mul(d).saturating_mul(16 * GROUP as u64))
+    }
+
+    /// Multiply-adds of one pass (the two products).
+    pub(crate) fn pass_work(d: u64, rows: u64) -> u64 {
+        rows.saturating_mul(d + 1)
+            .saturating_mul(d)
+            .saturating_mul(2)
+    }
+
+    /// Number of units.
+    pub(crate) fn d(&self) -> usize {
+        self.d
+    }
+
+    /// `P = [M; bᵀ]` (`(d+1) × d`, row-major) from `θ = (b, upper M)`.
+    pub(crate) fn params_matrix(&self, theta: &[f64]) -> Vec<f64> {
+        let d = self.d;
+        let mut p = vec![0.0; (d + 1) * d];
+        p[d * d..].copy_from_slice(&theta[..d]);
+        for j in 0..d {
+            for k in j + 1..d {
+                let v = theta[upper_index(d, j, k)];
+                p[j * d + k] = v;
+                p[k * d + j] = v;
+            }
+        }
+        p
+    }
+
+    /// The derivatives in the layout of `θ` from `G = X₁ᵀ·R` (`(d+1) × d`).
+    pub(crate) fn theta_gradient(&self, g: &[f64], out: &mut [f64]) {
+        let d = self.d;
+        debug_assert_eq!(out.len(), n_params(d));
+        out[..d].copy_from_slice(&g[d * d..]);
+        for j in 0..d {
+            for k in j + 1..d {
+                out[upper_index(d, j, k)] = g[k * d + j] + g[j * d + k];
+            }
+        }
+    }
+
+    /// One pass over the rows: per block, the fields `H = X₁·P`, then `elem(x, w, h)` (the
+    /// block's design rows, counts and fields; it turns `h` into the residuals and returns its
+    /// share of a sum), then `G += X₁ᵀ·H`. Returns the sum and `G`.
+    pub(crate) fn pass(
+        &self,
+        p: &[f64],
+        interrupt: Option<&Interrupt>,
+        elem: impl Fn(&[f64], &[f64], &mut [f64]) -> f64 + Sync,
+    ) -> Result<(f64, Vec<f64>)> {
+        let (d, e) = (self.d, self.d + 1);
+        let blocks = self.rows.div_ceil(self.block);
+        let mut total = 0.0;
+        let mut g = vec![0.0; e * d];
+        for first in (0..blocks).step_by(GROUP) {
+            let parts: Vec<(f64, Vec<f64>)> = (first..(first + GROUP).min(blocks))
+                .into_par_iter()
+                .map(|b| {
+                    if interrupt.is_some_and(Interrupt::is_set) {
+                        return Err(Error::Interrupted {
+                            what: "the pseudo-likelihood evaluation".into(),
+                        });
+                    }
+                    let u0 = b * self.block;
+                    let mb = self.block.min(self.rows - u0);
+                    let xb = &self.x[u0 * e..(u0 + mb) * e];
+                    let mut h = vec![0.0; mb * d];
+                    dgemm(Op::N, Op::N, mb, d, e, 1.0, xb, p, 0.0, &mut h);
+                    let s = elem(xb, &self.w[u0..u0 + mb], &mut h);
+                    let mut gb = vec![0.0; e * d];
+                    dgemm(Op::T, Op::N, e, d, mb, 1.0, xb, &h, 0.0, &mut gb);
+                    Ok((s, gb))
+                })
+                .collect::<Result<_>>()?;
+            for (s, gb) in parts {
+                total += s;
+                g.iter_mut().zip(&gb).for_each(|(a, v)| *a += v);
+            }
+        }
+        Ok((total, g))
+    }
+
+    /// `P_n(θ)` (Eq. 2.1) and its gradient in the layout of `θ` (written to `grad`).
+    pub(crate) fn log_pl_gradient(
+        &self,
+        theta: &[f64],
+        grad: &mut [f64],
+        interrupt: Option<&Interrupt>,
+    ) -> Result<f64> {
+        let (d, conv) = (self.d, self.conv);
+        let p = self.params_matrix(theta);
+        let (f, g) = self.pass(&p, interrupt, |x, w, h| {
+            let mut s = 0.0;
+            for ((xu, hu), &wu) in x.chunks_exact(d + 1).zip(h.chunks_exact_mut(d)).zip(w) {
+                let mut su = 0.0;
+                for (hv, &xv) in hu.iter_mut().zip(xu) {
+                    let (a, mean) = unit_terms(conv, *hv);
+                    su += xv * *hv - a;
+                    *hv = wu * (xv - mean);
+                }
+                s += wu * su;
+            }
+            s
+        })?;
+        self.theta_gradient(&g, grad);
+        Ok(f)
+    }
+
+    /// `K·ν` for `K = Σ_u w_u Σ_j (∂h_uj/∂θ)(∂h_uj/∂θ)ᵀ` (the Gram matrix of the Stiemke
+    /// certificate, [`super::certificate`]), written to `out`.
+    pub(crate) fn gram_times(
+        &self,
+        nu: &[f64],
+        out: &mut [f64],
+        interrupt: Option<&Interrupt>,
+    ) -> Result<()> {
+        let d = self.d;
+        let p = self.params_matrix(nu);
+        let (_, g) = self.pass(&p, interrupt, |_, w, h| {
+            for (hu, &wu) in h.chunks_exact_mut(d).zip(w) {
+                hu.iter_mut().for_each(|v| *v *= wu);
+            }
+            0.0
+        })?;
+        self.theta_gradient(&g, out);
+        Ok(())
+    }
+
+    /// The diagonal of [`Design::gram_times`]'s `K`: `n` for `b_j`, `Σ_u w_u (x_uk² + x_uj²)`
+    /// for `m_jk`.
+    pub(crate) fn gram_diagonal(&self) -> Vec<f64> {
+        let (d, e) = (self.d, self.d + 1);
+        let mut sq = vec![0.0; e];
+        for (xu, &wu) in self.x.chunks_exact(e).zip(&self.w) {
+            sq.iter_mut().zip(xu).for_each(|(s, v)| *s += wu * v * v);
+        }
+        let mut diag = vec![0.0; n_params(d)];
+        diag[..d].fill(sq[d]);
+        for j in 0..d {
+            for k in j + 1..d {
+                diag[upper_index(d, j, k)] = sq[j] + sq[k];
+            }
+        }
+        diag
+    }
+
+    /// `min_q w_u (|x_uj − E[x_j | h_uj]| − s_q Δh_uj)` over the pairs (distinct row `u`,
+    /// unit `j`), with `h` the fields at `theta`, `Δh` those of the direction `nu` and `s_q`
+    /// the side of `x_uj` (+1 above the midpoint of the unit values, −1 below): the smallest
+    /// corrected Stiemke weight.
+    pub(crate) fn stiemke_margin(
+        &self,
+        theta: &[f64],
+        nu: &[f64],
+        interrupt: Option<&Interrupt>,
+    ) -> Result<f64> {
+        let (d, e, conv) = (self.d, self.d + 1, self.conv);
+        let (pt, pn) = (self.params_matrix(theta), self.params_matrix(nu));
+        let mid = 0.5 * (conv.value(0) + conv.value(1));
+        let blocks = self.rows.div_ceil(self.block);
+        let mins: Vec<f64> = (0..blocks)
+            .into_par_iter()
+            .map(|b| {
+                if interrupt.is_some_and(Interrupt::is_set) {
+                    return Err(Error::Interrupted {
+                        what: "the existence certificate".into(),
+                    });
+                }
+                let u0 = b * self.block;
+                let mb = self.block.min(self.rows - u0);
+                let xb = &self.x[u0 * e..(u0 + mb) * e];
+                let mut h = vec![0.0; mb * d];
+                let mut dh = vec![0.0; mb * d];
+                dgemm(Op::N, Op::N, mb, d, e, 1.0, xb, &pt, 0.0, &mut h);
+                dgemm(Op::N, Op::N, mb, d, e, 1.0, xb, &pn, 0.0, &mut dh);
+                let mut m = f64::INFINITY;
+                for (u, xu) in xb.chunks_exact(e).enumerate() {
+                    let wu = self.w[u0 + u];
+                    for j in 0..d {
+                        let (xv, hv, dv) = (xu[j], h[u * d + j], dh[u * d + j]);
+                        let s = if xv > mid { dv } else { -dv };
+                        let r = (xv - unit_terms(conv, hv).1).abs();
+                        m = m.min(wu * (r - s));
+                    }
+                }
+                Ok(m)
+            })
+            .collect::<Result<_>>()?;
+        Ok(mins.into_iter().fold(f64::INFINITY, f64::min))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{exact, pseudo, Fvbm};
+    use super::*;
+    use crate::rng::rng_from_seed;
+
+    #[test]
+    fn log_pl_and_gradient_equal_the_direct_formula() {
+        for conv in [Convention::Spin, Convention::Binary] {
+            // d = 9, 500 samples: several blocks of 64 distinct rows, some repeated (weights)
+            let truth = Fvbm::random(9, 0.02, conv, &mut rng_from_seed(3)).unwrap();
+            let data = exact::sample(&truth, 500, &mut rng_from_seed(4)).unwrap();
+            let pl = PlData::new(&data, conv).unwrap();
+            let rows = pl.n_distinct();
+            assert!(rows > 2 * MIN_BLOCK && rows < pl.n_samples(), "{rows} rows");
+            let design = Design::new(&pl);
+            let at = Fvbm::random(9, 0.3, conv, &mut rng_from_seed(5)).unwrap();
+            let mut g = vec![0.0; n_params(9)];
+            let f = design.log_pl_gradient(&at.theta(), &mut g, None).unwrap();
+            let f0 = pseudo::log_pl(&at, &pl).unwrap();
+            let g0 = pseudo::gradient(&at, &pl).unwrap();
+            assert!((f - f0).abs() < 1e-10 * f0.abs(), "{conv}: {f} vs {f0}");
+            for (a, (x, y)) in g.iter().zip(&g0).enumerate() {
+                assert!((x - y).abs() < 1e-9 * pl.n_samples() as f64, "{conv} θ_{a}");
+            }
+        }
+    }
+
+    #[test]
+    fn gram_product_equals_the_dense_matrix() {
+        // K = −∇²P_n(0) / Var(x | h = 0): the Hessian at θ = 0 scaled by the convention
+        for conv in [Convention::Spin, Convention::Binary] {
+            let truth = Fvbm::random(5, 0.4, conv, &mut rng_from_seed(6)).unwrap();
+            let data = exact::sample(&truth, 300, &mut rng_from_seed(7)).unwrap();
+            let pl = PlData::new(&data, conv).unwrap();
+            let design = Design::new(&pl);
+            let p = n_params(5);
+            let zero = Fvbm::zeros(5, conv).unwrap();
+            let hess = pseudo::hessian(&zero, &pl).unwrap();
+            let scale = conv.variance_bound();
+            let nu: Vec<f64> = (0..p).map(|a| (a as f64 * 0.37).sin()).collect();
+            let mut out = vec![0.0; p];
+            design.gram_times(&nu, &mut out, None).unwrap();
+            let diag = design.gram_diagonal();
+            for a in 0..p {
+                let direct: f64 = (0..p).map(|c| -hess[a * p + c] / scale * nu[c]).sum();
+                assert!(
+                    (out[a] - direct).abs() < 1e-9 * pl.n_samples() as f64,
+                    "{conv}"
+                );
+                assert!((diag[a] + hess[a * p + a] / scale).abs() < 1e-9, "{conv}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_interrupt_stops_a_pass() {
+        let truth = Fvbm::random(4, 0.4, Convention::Spin, &mut rng_from_seed(8)).unwrap();
+        let data = exact::sample(&truth, 50, &mut rng_from_seed(9)).unwrap();
+        let design = Design::new(&PlData::new(&data, Convention::Spin).unwrap());
+        let stop = Interrupt::new();
+        stop.set();
+        let mut g = vec![0.0; n_params(4)];
+        let err = design
+            .log_pl_gradient(&truth.theta(), &mut g, Some(&stop))
+            .unwrap_err();
+        assert!(matches!(err, Error::Interrupted { .. }), "{err}");
+    }
+}
