@@ -16,6 +16,8 @@ pub enum Feature {
     Avx2Popcnt,
     /// AVX-512F (16-wide row sums).
     Avx512f,
+    /// AVX-512F and BW (64-byte compares of the sequence-identity kernel).
+    Avx512bw,
 }
 
 /// Whether this CPU runs code compiled for `feature`; always false off x86-64.
@@ -35,6 +37,10 @@ pub fn has(feature: Feature) -> bool {
                     && std::arch::is_x86_feature_detected!("popcnt")
             }
             Feature::Avx512f => std::arch::is_x86_feature_detected!("avx512f"),
+            Feature::Avx512bw => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+            }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

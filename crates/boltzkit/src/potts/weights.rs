@@ -3,11 +3,12 @@
 //! sites (default 0.8), plmc's definition (`weights.c: MSAReweightSequences`, where
 //! `θ = 1 − theta`). The effective number of sequences is the sum of the weights.
 //!
-//! [`neighbour_counts`] compares every pair once (`n(n − 1)/2` pairs): tiles of 256 × 256 rows
-//! in parallel, each pair by 64-byte chunks of byte comparisons (AVX2 where the CPU has it, the
-//! same code compiled without it otherwise) that stop as soon as the mismatches exceed what
-//! identity `θ` allows: most pairs of a family differ early. Counts are integers, so the result
-//! does not depend on the thread count.
+//! [`neighbour_counts`] first collapses identical rows (a hash of each row; copies share one
+//! count, each copy counting as a neighbour), then compares every pair of distinct rows once:
+//! blocks of 64 rows stored site-major, four rows against a block at a time with the match
+//! counters in vector registers ([`kernel`]: AVX-512BW, AVX2 or the baseline), a block dropped
+//! as soon as none of its pairs can reach identity `θ`, one block of rows per parallel task.
+//! Counts are integers, so the result does not depend on the thread count.
 //!
 //! Files: plmc's `--save-weights` / `-w` format, one weight per line (`%.16e`), one line per
 //! sequence of the alignment file, `0.0` for the sequences it dropped
@@ -15,17 +16,16 @@
 
 use crate::data::parse_error;
 use crate::error::{Error, Result};
+use kernel::{Blocks, Totals, LANES, ROWS};
 use ndarray::ArrayView2;
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::path::Path;
+
+mod kernel;
 
 /// The default identity threshold θ.
 pub const DEFAULT_IDENTITY: f64 = 0.8;
-
-/// Rows per side of a tile of pairs.
-const TILE: usize = 256;
-/// Bytes compared between two early-exit tests.
-const CHUNK: usize = 64;
 
 /// The fewest identical sites that make two sequences of `sites` sites neighbours at identity
 /// `θ`: `⌈θ·L⌉`, with `θ·L` rounded at 1e-9 so that 0.8 × 60 counts as 48 (plmc compares
@@ -59,25 +59,81 @@ pub fn neighbour_counts(codes: ArrayView2<'_, u8>, identity: f64) -> Result<Vec<
     let flat = rows
         .as_slice()
         .ok_or_else(|| Error::Internal("a standard-layout array has a contiguous slice".into()))?;
-    let limit = sites - min_identical(identity, sites);
-    let count = mismatch_kernel();
-    let blocks = n.div_ceil(TILE);
-    let tiles: Vec<(usize, usize)> = (0..blocks)
-        .flat_map(|a| (a..blocks).map(move |b| (a, b)))
-        .collect();
-    let row = |i: usize| &flat[i * sites..(i + 1) * sites];
-    let counts = tiles
-        .par_iter()
+    let distinct = Distinct::new(flat, n, sites);
+    let counts = distinct_counts(&distinct, sites, min_identical(identity, sites));
+    Ok(distinct
+        .of_row
+        .iter()
+        .map(|&u| counts[u as usize])
+        .collect())
+}
+
+/// The distinct rows of an alignment: their codes (row-major, in order of first appearance),
+/// how many rows each stands for, and which one each row is.
+struct Distinct {
+    flat: Vec<u8>,
+    copies: Vec<u32>,
+    of_row: Vec<u32>,
+}
+
+impl Distinct {
+    fn new(flat: &[u8], n: usize, sites: usize) -> Self {
+        let mut index: HashMap<&[u8], u32> = HashMap::with_capacity(n);
+        let mut out = Distinct {
+            flat: Vec::new(),
+            copies: Vec::new(),
+            of_row: Vec::with_capacity(n),
+        };
+        for row in flat.chunks_exact(sites) {
+            let next = out.copies.len() as u32;
+            let u = *index.entry(row).or_insert(next);
+            if u == next {
+                out.flat.extend_from_slice(row);
+                out.copies.push(0);
+            }
+            out.copies[u as usize] += 1;
+            out.of_row.push(u);
+        }
+        out
+    }
+}
+
+/// For each distinct row `u`, the rows (with their copies) that share at least `need` sites
+/// with it, itself and its copies included: every pair of distinct rows once, by [`kernel`]
+/// over pairs of blocks `a ≤ b` (one block of rows per parallel task).
+fn distinct_counts(distinct: &Distinct, sites: usize, need: usize) -> Vec<u32> {
+    let m = distinct.copies.len();
+    let blocks = Blocks::new(&distinct.flat, m, sites);
+    let count = kernel::kernel();
+    let row = |i: usize| &distinct.flat[i.min(m - 1) * sites..(i.min(m - 1) + 1) * sites];
+    let copies = &distinct.copies;
+    let n_blocks = m.div_ceil(LANES);
+    let mut counts = (0..n_blocks)
+        .into_par_iter()
         .fold(
-            || vec![0u32; n],
-            |mut acc, &(a, b)| {
-                for i in a * TILE..((a + 1) * TILE).min(n) {
-                    let x = row(i);
-                    let from = if a == b { i + 1 } else { b * TILE };
-                    for j in from..((b + 1) * TILE).min(n) {
-                        if count(x, row(j), limit) <= limit {
-                            acc[i] += 1;
-                            acc[j] += 1;
+            || vec![0u32; m],
+            |mut acc, a| {
+                let mut totals: Totals = [[0; LANES]; ROWS];
+                for b in a..n_blocks {
+                    let block = blocks.block(b);
+                    let lanes = (m - b * LANES).min(LANES);
+                    for first in (a * LANES..((a + 1) * LANES).min(m)).step_by(ROWS) {
+                        let group: [&[u8]; ROWS] = std::array::from_fn(|r| row(first + r));
+                        if !count(&group, block, need, &mut totals) {
+                            continue;
+                        }
+                        for (r, total) in totals.iter().enumerate() {
+                            let i = first + r;
+                            if i >= m || (a + 1) * LANES <= i {
+                                break;
+                            }
+                            for (k, &t) in total[..lanes].iter().enumerate() {
+                                let j = b * LANES + k;
+                                if j > i && t as usize >= need {
+                                    acc[i] += copies[j];
+                                    acc[j] += copies[i];
+                                }
+                            }
                         }
                     }
                 }
@@ -85,13 +141,14 @@ pub fn neighbour_counts(codes: ArrayView2<'_, u8>, identity: f64) -> Result<Vec<
             },
         )
         .reduce(
-            || vec![0u32; n],
+            || vec![0u32; m],
             |mut a, b| {
                 a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
                 a
             },
         );
-    Ok(counts.into_iter().map(|c| c + 1).collect())
+    counts.iter_mut().zip(copies).for_each(|(c, &k)| *c += k);
+    counts
 }
 
 /// Sequence weights `1 / m` ([`neighbour_counts`]), plmc's.
@@ -109,49 +166,6 @@ pub fn sequence_weights(codes: ArrayView2<'_, u8>, identity: f64) -> Result<Vec<
         .into_iter()
         .map(|m| 1.0 / f64::from(m))
         .collect())
-}
-
-/// The mismatches of two rows, counted by [`CHUNK`]-byte chunks until they pass `limit`
-/// (then the count returned is above `limit` but not necessarily the total).
-type MismatchFn = fn(&[u8], &[u8], usize) -> usize;
-
-#[inline(always)]
-fn mismatches_body(a: &[u8], b: &[u8], limit: usize) -> usize {
-    let mut miss = 0usize;
-    for (x, y) in a.chunks(CHUNK).zip(b.chunks(CHUNK)) {
-        miss += x.iter().zip(y).filter(|(p, q)| p != q).count();
-        if miss > limit {
-            break;
-        }
-    }
-    miss
-}
-
-/// The portable kernel (the reference the AVX2 build must equal).
-fn mismatches_portable(a: &[u8], b: &[u8], limit: usize) -> usize {
-    mismatches_body(a, b, limit)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn mismatches_avx2_inner(a: &[u8], b: &[u8], limit: usize) -> usize {
-    mismatches_body(a, b, limit)
-}
-
-#[cfg(target_arch = "x86_64")]
-fn mismatches_avx2(a: &[u8], b: &[u8], limit: usize) -> usize {
-    // SAFETY: only handed out by `mismatch_kernel` after `is_x86_feature_detected!("avx2")`;
-    // the body is safe code compiled with AVX2 enabled.
-    unsafe { mismatches_avx2_inner(a, b, limit) }
-}
-
-/// The fastest mismatch counter this CPU runs.
-fn mismatch_kernel() -> MismatchFn {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        return mismatches_avx2;
-    }
-    mismatches_portable
 }
 
 /// `w` as C's `%.16e` (plmc's weights format): `1.1111111111111112e-02`.

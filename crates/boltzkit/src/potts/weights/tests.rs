@@ -22,8 +22,8 @@ fn brute_counts(codes: &Array2<u8>, identity: f64) -> Vec<u32> {
         .collect()
 }
 
-/// Clustered random sequences: mutants of four ancestors at rates from 5% to 60%, so that
-/// pairs fall on both sides of the threshold.
+/// Clustered random sequences: mutants of four ancestors at rates from 0% (exact copies) to
+/// 60%, so that pairs fall on both sides of the threshold; code 0 plays the gap.
 fn mutants(n: usize, sites: usize, q: u8, seed: u64) -> Array2<u8> {
     let mut rng = rng_from_seed(seed);
     let ancestors: Vec<Vec<u8>> = (0..4)
@@ -31,7 +31,7 @@ fn mutants(n: usize, sites: usize, q: u8, seed: u64) -> Array2<u8> {
         .collect();
     let mut codes = Array2::<u8>::zeros((n, sites));
     for (s, mut row) in codes.outer_iter_mut().enumerate() {
-        let rate = [0.05, 0.15, 0.3, 0.6][(s / 4) % 4];
+        let rate = [0.0, 0.05, 0.15, 0.3, 0.6][(s / 4) % 5];
         for (c, v) in row.iter_mut().enumerate() {
             *v = if rng.random::<f64>() < rate {
                 rng.random_range(0..q)
@@ -45,7 +45,15 @@ fn mutants(n: usize, sites: usize, q: u8, seed: u64) -> Array2<u8> {
 
 #[test]
 fn counts_equal_brute_force() {
-    for &(n, sites) in &[(1, 5), (7, 1), (40, 10), (300, 63), (300, 130), (530, 64)] {
+    for &(n, sites) in &[
+        (1, 5),
+        (7, 1),
+        (40, 10),
+        (300, 63),
+        (300, 130),
+        (530, 64),
+        (261, 300),
+    ] {
         let codes = mutants(n, sites, 21, n as u64 + sites as u64);
         for identity in [0.3, 0.62, 0.8, 0.9, 1.0] {
             let fast = neighbour_counts(codes.view(), identity).unwrap();
@@ -59,23 +67,43 @@ fn counts_equal_brute_force() {
 }
 
 #[test]
-fn kernels_agree_and_stop_only_past_the_limit() {
+fn kernels_agree_and_stop_only_when_no_pair_can_reach() {
     let mut rng = rng_from_seed(11);
-    for len in [0, 1, 31, 64, 65, 200, 517] {
-        let a: Vec<u8> = (0..len).map(|_| rng.random_range(0..4)).collect();
-        let b: Vec<u8> = (0..len).map(|_| rng.random_range(0..4)).collect();
-        let total = a.iter().zip(&b).filter(|(x, y)| x != y).count();
-        for limit in [0, 3, total / 2, total, total + 1, len] {
-            let p = mismatches_portable(&a, &b, limit);
-            assert_eq!(p <= limit, total <= limit);
-            if total <= limit {
-                assert_eq!(p, total);
+    for sites in [1, 31, 64, 65, 200, 517] {
+        let codes = mutants(LANES + ROWS, sites, 4, sites as u64);
+        let flat = codes.as_slice().unwrap();
+        let blocks = Blocks::new(&flat[ROWS * sites..], LANES, sites);
+        let rows: [&[u8]; ROWS] = std::array::from_fn(|r| &flat[r * sites..(r + 1) * sites]);
+        let brute: Vec<Vec<u32>> = (0..ROWS)
+            .map(|r| {
+                (0..LANES)
+                    .map(|k| {
+                        let other = codes.row(ROWS + k);
+                        rows[r].iter().zip(other).filter(|(x, y)| x == y).count() as u32
+                    })
+                    .collect()
+            })
+            .collect();
+        let best = *brute.iter().flatten().max().unwrap() as usize;
+        for need in [
+            0,
+            1,
+            best / 2,
+            best,
+            best + 1,
+            sites,
+            rng.random_range(0..=sites),
+        ] {
+            for kernel in kernel::kernels() {
+                let mut totals = [[0; LANES]; ROWS];
+                let complete = kernel(&rows, blocks.block(0), need, &mut totals);
+                assert_eq!(complete, best >= need, "{sites} sites, need {need}");
+                if complete {
+                    for (r, total) in totals.iter().enumerate() {
+                        assert_eq!(total[..], brute[r][..], "{sites} sites, need {need}");
+                    }
+                }
             }
-            assert_eq!(
-                mismatch_kernel()(&a, &b, limit),
-                p,
-                "len {len} limit {limit}"
-            );
         }
     }
 }
