@@ -704,3 +704,69 @@ fn a_full_disk_for_the_checkpoint_or_the_model_says_where_the_model_is() {
     );
     assert_eq!(names_in(small.path()), vec!["filler"]);
 }
+
+/// A rate too large (PCD at `--lr 4.5` in batches of 4, the parameter guard out of the way):
+/// it learns for 50 epochs, then the divergence watch stops the run with exit 1 and one line
+/// saying which epoch's model was kept, and the model file holds that model bit for bit (the
+/// same seeded run for that many epochs, the watch off).
+#[test]
+fn a_diverging_fit_exits_1_and_keeps_the_best_model() {
+    use boltzkit::rbm::file::load_rbm;
+    let dir = tempfile::tempdir().unwrap();
+    let data = path(dir.path(), "bas.csv");
+    let gen = ["gen", "bars-stripes", "--size", "3", "-o", &data];
+    boltzkit().args(gen).assert().success();
+    let out = path(dir.path(), "m.safetensors");
+    let fit = |epochs: &str, tol: &str, o: &str| {
+        let args = [
+            "rbm",
+            "fit",
+            "--data",
+            &data,
+            "--algo",
+            "pcd",
+            "--hidden",
+            "8",
+            "--batch-size",
+            "4",
+            "--lr",
+            "4.5",
+            "--max-abs-param",
+            "1e30",
+            "--epochs",
+            epochs,
+            "--seed",
+            "3",
+            "--eval",
+            "none",
+            "--divergence-tol",
+            tol,
+            "-o",
+            o,
+        ];
+        args.map(String::from)
+    };
+    let line = fails(
+        &refs(&fit("300", "1", &out)),
+        1,
+        &["diverged", "kept the model of epoch", &out],
+    );
+    let kept: usize = line
+        .split("kept the model of epoch ")
+        .nth(1)
+        .and_then(|s| s.split(',').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(kept >= 1, "the run learned before it diverged: {line}");
+    assert_eq!(names_in(dir.path()), ["bas.csv", "m.safetensors"]);
+    let twin = path(dir.path(), "twin.safetensors");
+    boltzkit()
+        .args(fit(&kept.to_string(), "0", &twin))
+        .assert()
+        .success();
+    let (a, b) = (
+        load_rbm(out.as_ref()).unwrap(),
+        load_rbm(twin.as_ref()).unwrap(),
+    );
+    assert_eq!(a.rbm, b.rbm);
+}

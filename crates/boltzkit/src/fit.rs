@@ -173,8 +173,9 @@ pub enum StopReason {
         /// Why, in the rule's words.
         detail: String,
     },
-    /// The divergence guard fired after update `step` of epoch `epoch` (1-based); the model
-    /// of before that update is kept.
+    /// The divergence guard fired after update `step` of epoch `epoch` (1-based), or the
+    /// divergence watch at the end of that epoch; `detail` says which model is kept (the one
+    /// before that update, or the watch's best).
     Diverged {
         /// The epoch (1-based) of the failed update.
         epoch: usize,
@@ -238,8 +239,7 @@ impl fmt::Display for StopReason {
                 detail,
             } => write!(
                 f,
-                "diverged at update {step} (epoch {epoch}): {detail}; kept the model before it \
-                 (lower the learning rate)"
+                "diverged at update {step} (epoch {epoch}): {detail} (lower the learning rate)"
             ),
             StopReason::Interrupted { after } => {
                 write!(f, "interrupted after {after}; kept the last good model")

@@ -92,6 +92,7 @@ class RbmSettings(TypedDict, total=False):
     max_abs_param: float
     nu_mu: float
     nu_lambda: float
+    divergence_tol: float
 
 def default_settings(kind: str) -> str: ...
 def fit_rbm(

@@ -122,7 +122,7 @@ class RBM(_RbmMixin, BaseEstimator):
     ``score_samples`` is the log-likelihood ``ln p(v)`` (exact when the smaller layer is small
     enough, AIS otherwise, ``method=`` to choose), theirs a one-unit pseudo-likelihood.
 
-    The parameters from ``n_hidden`` to ``nu_lambda`` are the library's settings
+    The parameters from ``n_hidden`` to ``divergence_tol`` are the library's settings
     (``RbmParams``: the names of a model file's ``settings``, the defaults the library's),
     passed to it as one settings object and checked there.
 
@@ -160,6 +160,11 @@ class RBM(_RbmMixin, BaseEstimator):
         Sliding factor of the visible offsets of the centered trainers (``cg``, ``csdcp``).
     nu_lambda : float, default=0.01
         Sliding factor of their hidden offsets.
+    divergence_tol : float, default=1.0
+        The divergence watch, nats per visible unit (0: off): when the pseudo-likelihood of
+        fixed training (row, unit) pairs, or the monitored log-likelihood, falls this far
+        below its best after an epoch, training stops as diverged with the best model kept
+        (``stop_reason_`` starts with ``"diverged"``, a ``DivergenceWarning``).
     binarize : "auto", float or None, default="auto"
         ``"auto"``: 0/1 data are taken as they are; any other data (grayscale or
         probabilities in [0, 1], what ``BernoulliRBM`` takes) are thresholded at 0.5, and the
@@ -230,6 +235,7 @@ class RBM(_RbmMixin, BaseEstimator):
         max_abs_param=_RBM["max_abs_param"],
         nu_mu=_RBM["nu_mu"],
         nu_lambda=_RBM["nu_lambda"],
+        divergence_tol=_RBM["divergence_tol"],
         binarize="auto",
         warm_start=False,
         monitor=None,
@@ -252,6 +258,7 @@ class RBM(_RbmMixin, BaseEstimator):
         self.max_abs_param = max_abs_param
         self.nu_mu = nu_mu
         self.nu_lambda = nu_lambda
+        self.divergence_tol = divergence_tol
         self.binarize = binarize
         self.warm_start = warm_start
         self.monitor = monitor
@@ -274,6 +281,7 @@ class RBM(_RbmMixin, BaseEstimator):
         check_number("max_abs_param", self.max_abs_param)
         check_number("nu_mu", self.nu_mu)
         check_number("nu_lambda", self.nu_lambda)
+        check_number("divergence_tol", self.divergence_tol)
         check_binarize(self.binarize)
         check_choice("monitor", self.monitor, (None, "exact", "ais"))
         if not isinstance(self.algo, str):

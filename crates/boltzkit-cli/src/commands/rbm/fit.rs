@@ -216,6 +216,11 @@ pub(super) struct TrainFlags {
     /// the run as diverged, keeping the last good model
     #[arg(long, value_name = "X", default_value_t = RbmParams::default().train.max_abs_param)]
     pub(super) max_abs_param: f32,
+    /// Stop as diverged, keeping the best model, when the watched pseudo-likelihood (or the
+    /// monitored log-likelihood) falls this many nats per unit below its best (0: no watch)
+    #[arg(long, value_name = "NATS",
+          default_value_t = RbmParams::default().train.divergence_tol)]
+    pub(super) divergence_tol: f32,
 }
 
 /// Bytes `rbm fit` needs: the model and the trainer's copies of it (gradient, velocity,

@@ -10,10 +10,13 @@
 //!    [`EpochLoop::epoch`], one update per mini-batch under the divergence guard
 //!    ([`Guard::update`]: parameters checked after every update, the last good model put
 //!    back), and the interrupt checked after each update; then [`EpochLoop::observe`], the
-//!    observers due at that epoch (metrics into the history; any may end the run).
+//!    observers due at that epoch (metrics into the history; any may end the run), then
+//!    [`EpochLoop::watch`], the divergence watch ([`super::divergence`]: the best model put
+//!    back when the run left the data).
 //! 4. [`EpochLoop::finish`]: the observers' `finish` with the stop reason, the record.
 
 use super::builtin::algorithm_update;
+use super::divergence::{DivergenceWatch, TRAIN_LL};
 use super::gradient::Gradient;
 use super::guard::Guard;
 use super::params::{CheckedRbmParams, TrainParams};
@@ -26,6 +29,7 @@ use crate::data::Dataset;
 use crate::error::Result;
 use crate::fit::{Count, Fit, Run, StopReason};
 use crate::io::MetricRecord;
+use crate::rbm::file::Offsets;
 use crate::rbm::model::fill_batch;
 use crate::rbm::Rbm;
 use crate::rng::{derive_rng, derive_seed, BkRng};
@@ -52,6 +56,10 @@ pub(crate) struct EpochLoop<'d> {
     first_epoch: usize,
     epochs_done: usize,
     resumed: bool,
+    /// The divergence watch (none when off or the data is not 0/1).
+    watch: Option<DivergenceWatch>,
+    /// The offsets of the model kept by the watch, when it stopped the run.
+    kept_offsets: Option<Option<Offsets>>,
     /// Seconds of the run before this process (a resumed state's), and this part's clock.
     wall0: f64,
     start: Instant,
@@ -98,6 +106,8 @@ impl<'d> EpochLoop<'d> {
             first_epoch: 0,
             epochs_done: 0,
             resumed: resume.is_some(),
+            watch: None,
+            kept_offsets: None,
             wall0: 0.0,
             start,
         };
@@ -113,6 +123,9 @@ impl<'d> EpochLoop<'d> {
             lp.wall0 = state.wall_s;
         }
         lp.epochs_done = lp.first_epoch;
+        let offsets = lp.update.offsets();
+        lp.watch =
+            DivergenceWatch::start(data, &lp.rbm, offsets, p.divergence_tol, lp.first_epoch)?;
         let lr = p
             .learning_rate_schedule()
             .at(lp.first_epoch.saturating_sub(1), p.epochs);
@@ -144,7 +157,19 @@ impl<'d> EpochLoop<'d> {
             return Ok(StopReason::MaxEpochs);
         }
         let lr = self.p.learning_rate_schedule().at(0, self.p.epochs);
-        Ok(self.observe(0, lr)?.unwrap_or(StopReason::MaxEpochs))
+        let stop = self.observe(0, lr)?;
+        if let (Some(ll), Some(watch)) = (self.train_ll_at(0), self.watch.as_mut()) {
+            watch.record_ll(&self.rbm, self.update.offsets(), 0, ll);
+        }
+        Ok(stop.unwrap_or(StopReason::MaxEpochs))
+    }
+
+    /// The training log-likelihood an observer recorded after `epoch` epochs, if any.
+    fn train_ll_at(&self, epoch: usize) -> Option<f64> {
+        self.history
+            .last()
+            .filter(|r| r.epoch == epoch as u64)
+            .and_then(|r| r.metrics.get(TRAIN_LL).copied())
     }
 
     /// The observers due at `epoch` (learning rate `lr`): the update's diagnostics since the
@@ -211,8 +236,32 @@ impl<'d> EpochLoop<'d> {
             if let Some(stop) = self.observe(self.epochs_done, lr)? {
                 return Ok(stop);
             }
+            if let Some(stop) = self.watch(self.epochs_done)? {
+                return Ok(stop);
+            }
         }
         Ok(StopReason::MaxEpochs)
+    }
+
+    /// The divergence watch after `epoch` epochs (with the `train_ll` an observer recorded at
+    /// that epoch): `Some` when the run diverged, the watch's best model then put back.
+    fn watch(&mut self, epoch: usize) -> Result<Option<StopReason>> {
+        let ll = self.train_ll_at(epoch);
+        let Some(watch) = self.watch.as_mut() else {
+            return Ok(None);
+        };
+        let offsets = self.update.offsets();
+        let Some(why) = watch.after_epoch(&self.rbm, offsets, self.data, epoch, ll)? else {
+            return Ok(None);
+        };
+        let best = self.watch.take().expect("watched above").into_best();
+        self.rbm = best.rbm;
+        self.kept_offsets = Some(best.offsets);
+        Ok(Some(StopReason::Diverged {
+            epoch,
+            step: self.step,
+            detail: format!("{why}; kept the model of epoch {}, its best", best.epoch),
+        }))
     }
 
     /// One pass over the mini-batches of the current order: one guarded update each, the
@@ -238,7 +287,7 @@ impl<'d> EpochLoop<'d> {
                 return Ok(Some(StopReason::Diverged {
                     epoch: epoch + 1,
                     step: self.step + 1,
-                    detail,
+                    detail: format!("{detail}; kept the model before it"),
                 }));
             }
             self.step += 1;
@@ -254,7 +303,10 @@ impl<'d> EpochLoop<'d> {
 
     /// The observers' `finish` with `stop`, and the model with its record.
     pub(crate) fn finish(mut self, stop: StopReason) -> Result<TrainOutcome> {
-        let offsets = self.update.offsets();
+        let offsets = match self.kept_offsets.take() {
+            Some(kept) => kept,
+            None => self.update.offsets(),
+        };
         let wall_s = self.wall_s();
         let epochs = self.epochs_done;
         self.run.finish(

@@ -21,6 +21,7 @@
 //! | [`state`] | [`TrainState`]: the loop's state between epochs, what a resume continues from |
 //! | [`observers`] | the provided [`Observer`]s (exact / AIS log-likelihood, monitors, JSONL log, checkpoints) |
 //! | [`guard`] | the divergence guard: [`divergence`], the last good model put back after a failed update |
+//! | [`divergence`] | the divergence watch: a pseudo-likelihood per unit (and the observers' `train_ll`) after every epoch, the best model kept when it falls ([`TrainParams::divergence_tol`]) |
 //! | [`record`] | [`TrainRecord`], [`TrainOutcome`]: what a run gives back |
 //! | [`trainer`] | [`Trainer`]: the builder (observers, interrupt, a user's update, resume); `run` drives the epoch loop (`epoch_loop.rs`: start, observe, epochs, finish) |
 //!
@@ -30,6 +31,7 @@ pub mod algorithm;
 pub mod builtin;
 pub mod cd;
 pub mod centered;
+pub mod divergence;
 pub mod early_stop;
 mod epoch_loop;
 pub mod gradient;

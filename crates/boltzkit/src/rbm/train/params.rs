@@ -84,6 +84,13 @@ pub struct TrainParams {
     pub nu_mu: f32,
     /// Sliding factor `ν_λ` of the hidden offsets (default 0.01), in `[0, 1]`.
     pub nu_lambda: f32,
+    /// The divergence watch's tolerance, nats per visible unit (default 1; 0 turns the watch
+    /// off), ≥ 0: after every epoch the mean `ln p(v_i | v_{−i})` of 256 fixed (row, unit)
+    /// pairs of the training data, and the training log-likelihood where an observer computes
+    /// it, falling more than this below its best stops the run as diverged with the best model
+    /// kept ([`super::divergence`]; a unit then gets `e^{−1}` of the probability it had, where
+    /// healthy runs move by hundredths).
+    pub divergence_tol: f32,
 }
 
 /// `batch_size` serialized as a number, 0 for the full batch (as the CLI's and Python's).
@@ -115,6 +122,7 @@ impl Default for TrainParams {
             max_abs_param: 1e4,
             nu_mu: 0.01,
             nu_lambda: 0.01,
+            divergence_tol: 1.0,
         }
     }
 }
@@ -206,6 +214,12 @@ impl TrainParams {
         self
     }
 
+    /// Sets the divergence watch's tolerance (nats per visible unit; 0: off).
+    pub fn divergence_tol(mut self, x: f32) -> Self {
+        self.divergence_tol = x;
+        self
+    }
+
     /// Sets both sliding factors of centered algorithms.
     pub fn sliding(mut self, nu_mu: f32, nu_lambda: f32) -> Self {
         self.nu_mu = nu_mu;
@@ -274,6 +288,18 @@ impl TrainParams {
             return Err(Error::param(
                 "max_abs_param",
                 format!("must be > 0, got {}", self.max_abs_param),
+            ));
+        }
+        if self.divergence_tol.is_nan()
+            || self.divergence_tol < 0.0
+            || self.divergence_tol.is_infinite()
+        {
+            return Err(Error::param(
+                "divergence_tol",
+                format!(
+                    "must be ≥ 0 nats per unit (0: no watch), got {}",
+                    self.divergence_tol
+                ),
             ));
         }
         for (name, nu) in [("nu_mu", self.nu_mu), ("nu_lambda", self.nu_lambda)] {

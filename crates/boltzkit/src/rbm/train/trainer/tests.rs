@@ -118,7 +118,8 @@ fn divergence_guard_fires_on_huge_learning_rate() {
         .learning_rate(1e6)
         .full_batch()
         .seed(1)
-        .max_abs_param(f32::INFINITY);
+        .max_abs_param(f32::INFINITY)
+        .divergence_tol(0.0);
     let after = |epochs: usize| {
         Trainer::new(rbm0.clone(), &data, params.epochs(epochs))
             .unwrap()
