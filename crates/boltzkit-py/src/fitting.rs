@@ -19,7 +19,7 @@ use crate::run;
 use boltzkit::any_model::AnyModel;
 use boltzkit::data::{Binarize, Dataset};
 use boltzkit::fit::{Control, Count, Interrupt, Learner, Run, StopReason};
-use boltzkit::fsll::{self, FsllParams, TransformPath};
+use boltzkit::fsll::{self, FsllParams};
 use boltzkit::fvbm::{pcd, FvbmParams};
 use boltzkit::provenance::{self, FwFitSettings};
 use boltzkit::rbm::ais::AisSchedule;
@@ -120,18 +120,20 @@ fn binarization(threshold: Option<f64>) -> Binarize {
     threshold.map_or(Binarize::None, Binarize::Threshold)
 }
 
-/// The default settings object of a learner (`"rbm"`; `"fvbm-ALGO"` for an FVBM solver, as
+/// The default settings object of a learner (`"rbm"`, `"fsll"`; `"fvbm-ALGO"` for an FVBM solver, as
 /// `"fvbm-newton"`), as JSON: the estimators read their keyword arguments' defaults from it,
 /// so each default is written once, in the library.
 #[pyfunction]
 pub fn default_settings(kind: &str) -> PyResult<String> {
     let value = if kind == "rbm" {
         boltzkit::settings::to_json(&RbmParams::default())
+    } else if kind == "fsll" {
+        boltzkit::settings::to_json(&FsllParams::default())
     } else if let Some(algo) = kind.strip_prefix("fvbm-") {
         FvbmParams::default_for(algo).and_then(|p| boltzkit::settings::to_json(&p))
     } else {
         return Err(PyValueError::new_err(format!(
-            "no settings schema named {kind:?} (known: rbm, fvbm-ALGO)"
+            "no settings schema named {kind:?} (known: rbm, fsll, fvbm-ALGO)"
         )));
     };
     Ok(value.py()?.to_string())
@@ -467,21 +469,17 @@ pub fn fit_fvbm(
 // ---------------------------------------------------------------------------------------------
 // FSLL
 
-/// Fits an FSLL model by the greedy MDL learner as `boltzkit fsll fit` does. The callback
-/// receives `{iteration, cost, n_basis}` per iteration; Ctrl-C stops it after the current
-/// iteration.
+/// Fits an FSLL model by the greedy MDL learner as `boltzkit fsll fit` does. `settings` is
+/// the learner's settings object (JSON, [`FsllParams`] by name, [`boltzkit::settings`]);
+/// `cardinalities` is the data's, not a setting. The callback receives `{iteration, cost,
+/// n_basis}` per iteration; Ctrl-C stops it after the current iteration.
 #[pyfunction]
-#[pyo3(signature = (x, epsilon, cardinalities, max_iterations, refresh_every, path,
-    callback=None, threads=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, settings, cardinalities=None, callback=None, threads=None))]
 pub fn fit_fsll(
     py: Python<'_>,
     x: PyReadonlyArray2<'_, u8>,
-    epsilon: f64,
+    settings: &str,
     cardinalities: Option<Vec<u32>>,
-    max_iterations: usize,
-    refresh_every: usize,
-    path: &str,
     callback: Option<Py<PyAny>>,
     threads: Option<usize>,
 ) -> PyResult<FitResult> {
@@ -489,21 +487,7 @@ pub fn fit_fsll(
         Some(c) => convert::dataset(&x, Cards::Given(c))?,
         None => convert::dataset(&x, Cards::Inferred)?,
     };
-    let params = FsllParams {
-        epsilon,
-        max_iterations,
-        refresh_every,
-        path: match path {
-            "auto" => TransformPath::Auto,
-            "xor" => TransformPath::Xor,
-            "full" => TransformPath::Full,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "path must be 'auto', 'xor' or 'full', got {other:?}"
-                )))
-            }
-        },
-    };
+    let params: FsllParams = boltzkit::settings::from_json("fsll", settings).py()?;
     let raised = Raised::default();
     let flag = Interrupt::new();
     let learner = params.check().py()?;
@@ -523,7 +507,7 @@ pub fn fit_fsll(
     let (fit, signal) = run::interruptible(py, threads, &flag, work)?;
     let fit = fit.py()?;
     let record = serde_json::to_value(&fit.record).unwrap_or_default();
-    let meta = provenance::fsll_fit(&params, fit.record.path, record.to_string(), None);
+    let meta = provenance::fsll_fit(&params, fit.record.path, record.to_string(), None).py()?;
     let model = NativeModel::new(AnyModel::Fsll(fit.model), None, meta);
     Ok((model, record.to_string(), pending(py, &raised, signal)))
 }

@@ -127,3 +127,25 @@ def test_fvbm_settings_reach_the_model_file(binary_data):
     assert recorded["grad_tol"] == json.loads(_native.default_settings("fvbm-ga"))["grad_tol"]
     with pytest.raises(ValueError, match="step"):
         boltzkit.FVBM(algo="ga", mu=-1.0).fit(X)
+
+
+def test_fsll_settings_are_the_schema(binary_data):
+    """FSLL's settings name the fields of ``FsllParams`` (``max_iter``: ``max_iterations``), in
+    its order, with its defaults; the stub lists them; a fit records them in its file."""
+    own = {"cardinalities", "verbose", "callback", "random_state", "n_jobs"}
+    mapped = boltzkit.fsll.FSLL_SETTINGS
+    defaults = json.loads(_native.default_settings("fsll"))
+    assert list(mapped.values()) == list(defaults)
+    signature = inspect.signature(boltzkit.FSLL.__init__).parameters
+    names = [name for name in signature if name != "self"]
+    assert [n for n in names if n not in own] == list(mapped)
+    assert [n for n in doc_parameters(boltzkit.FSLL) if n not in own] == list(mapped)
+    assert stub_fields("FsllSettings") == list(defaults)
+    for name, field in mapped.items():
+        assert signature[name].default == defaults[field], name
+    X = np.ascontiguousarray(binary_data[:, :4])
+    est = boltzkit.FSLL(epsilon=1e-3, max_iter=7, refresh_every=3, path="full").fit(X)
+    recorded = json.loads(est.model_.metadata["settings"])
+    assert recorded == {"epsilon": 1e-3, "max_iterations": 7, "refresh_every": 3, "path": "full"}
+    with pytest.raises(ValueError, match="refresh_every"):
+        _native.fit_fsll(X, json.dumps({"refresh_every": 0}))

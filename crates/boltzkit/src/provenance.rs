@@ -225,29 +225,24 @@ pub fn fvbm_fit(params: &FvbmParams, data: Option<&DataFile>) -> Result<Metadata
 }
 
 /// The metadata of a fitted FSLL model's file: `algorithm` (`fsll-greedy-mdl`), `settings`
-/// (`params` with the transform path the run took, `used_path`), `record` (the front end's
-/// JSON of the run: the CLI's run figures, Python's the learner's record), and the data file
-/// when there is one.
+/// (the serialized [`FsllParams`], the one schema, with `path` the transform path the run
+/// took), `record` (the front end's JSON of the run: the CLI's run figures, Python's the
+/// learner's record), and the data file when there is one.
 pub fn fsll_fit(
     params: &FsllParams,
     used_path: TransformPath,
     record: String,
     data: Option<&DataFile>,
-) -> Metadata {
+) -> Result<Metadata> {
     let mut meta = Metadata::new();
     meta.insert("algorithm".into(), "fsll-greedy-mdl".into());
-    let settings = json!({
-        "epsilon": params.epsilon,
-        "max_iterations": params.max_iterations,
-        "refresh_every": params.refresh_every,
-        "path": used_path,
-    });
+    let settings = settings_entry(params, &[("path", json!(used_path))])?;
     meta.insert("settings".into(), settings.to_string());
     meta.insert("record".into(), record);
     if let Some(d) = data {
         d.record(&mut meta);
     }
-    meta
+    Ok(meta)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use boltzkit::data::{read_dataset, read_npy_f64, write_dataset, Binarize, Datase
 use boltzkit::fit::StopReason;
 use boltzkit::fsll::{FsllModel, FsllParams, TransformPath};
 use boltzkit::provenance::{self, DataFile};
+use boltzkit::settings;
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use boltzkit_repro::fsll::FsllOutcome;
 use clap::{Args, Subcommand, ValueEnum};
@@ -51,8 +52,9 @@ enum FsllVerb {
     Sample(SampleArgs),
 }
 
-/// How the learner keeps the dual parameters current.
-#[derive(Debug, Clone, Copy, ValueEnum)]
+/// How the learner keeps the dual parameters current (serialized as the schema's `path`).
+#[derive(Debug, Clone, Copy, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
 enum PathArg {
     /// XOR update when every cardinality is a power of two, full transform otherwise
     Auto,
@@ -78,20 +80,29 @@ struct FitArgs {
     /// Per-variable cardinalities, comma-separated [default: inferred as max + 1]
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     cardinalities: Option<Vec<u32>>,
-    /// Stop when the best candidate improves the cost by less than this
-    #[arg(long, default_value_t = 1e-4)]
-    epsilon: f64,
-    /// Stop after this many iterations at most
-    #[arg(long, default_value_t = 1_000_000)]
-    max_iterations: usize,
-    /// Recompute the dual parameters from scratch every N iterations (bounds round-off drift)
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    refresh_every: usize,
-    /// Update path for the dual parameters
-    #[arg(long, value_enum, default_value_t = PathArg::Auto)]
-    path: PathArg,
+    #[command(flatten)]
+    settings: FsllFlags,
     #[command(flatten)]
     common: CommonArgs,
+}
+
+/// The learner's flags, serialized under the schema's names ([`FsllParams`]) and put over its
+/// defaults (`settings::overlay`); each default is read from the struct.
+#[derive(Debug, Args, Serialize)]
+struct FsllFlags {
+    /// Stop when the best candidate improves the cost by less than this
+    #[arg(long, default_value_t = FsllParams::default().epsilon)]
+    epsilon: f64,
+    /// Stop after this many iterations at most
+    #[arg(long, default_value_t = FsllParams::default().max_iterations)]
+    max_iterations: usize,
+    /// Recompute the dual parameters from scratch every N iterations (bounds round-off drift)
+    #[arg(long, value_name = "N", default_value_t = FsllParams::default().refresh_every)]
+    refresh_every: usize,
+    /// Update path for the dual parameters [default: the library's, auto]
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<PathArg>,
 }
 
 #[derive(Debug, Args)]
@@ -195,16 +206,7 @@ struct FitSummary<'a> {
 impl FitArgs {
     fn run(self) -> anyhow::Result<()> {
         let seed = binarize_seed(&self.common, self.binarize)?;
-        let params = FsllParams {
-            epsilon: self.epsilon,
-            max_iterations: self.max_iterations,
-            refresh_every: self.refresh_every,
-            path: match self.path {
-                PathArg::Auto => TransformPath::Auto,
-                PathArg::Xor => TransformPath::Xor,
-                PathArg::Full => TransformPath::Full,
-            },
-        };
+        let params = settings::overlay(&FsllParams::default(), &self.settings)?;
         params.check()?;
         guard::model_files(
             &[Some(&self.data), self.truth.as_deref()],
@@ -226,7 +228,7 @@ impl FitArgs {
                 fit.record.path,
                 serde_json::to_string(&out)?,
                 Some(&DataFile::of(&self.data)?),
-            );
+            )?;
             fit.model
                 .save(path, &meta)
                 .with_context(|| format!("writing the model to {}", path.display()))?;

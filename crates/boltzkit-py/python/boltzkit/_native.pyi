@@ -164,13 +164,20 @@ def fit_fvbm(
     callback: _Callback = None,
     threads: Optional[int] = None,
 ) -> tuple[NativeModel, str, Optional[BaseException]]: ...
+class FsllSettings(TypedDict, total=False):
+    """An FSLL fit's settings object (the library's ``FsllParams``, JSON); left out, the
+    library's default (``default_settings("fsll")``). ``FSLL``'s ``max_iter`` is
+    ``max_iterations``."""
+
+    epsilon: float
+    max_iterations: int
+    refresh_every: int
+    path: str
+
 def fit_fsll(
     x: _U8,
-    epsilon: float,
-    cardinalities: Optional[list[int]],
-    max_iterations: int,
-    refresh_every: int,
-    path: str,
+    settings: str,
+    cardinalities: Optional[list[int]] = None,
     callback: _Callback = None,
     threads: Optional[int] = None,
 ) -> tuple[NativeModel, str, Optional[BaseException]]: ...

@@ -6,7 +6,18 @@ from . import _native
 from ._base import BaseEstimator
 from ._model import ModelMixin
 from ._results import parse_record, progress_hook
+from ._settings import defaults, settings_json
 from ._validation import check_choice, check_number, explain_refusal, states_and_threshold
+
+_FSLL = defaults("fsll")
+# The estimator's settings by their names in the library's schema (``FsllParams``): the
+# scikit-learn spelling ``max_iter`` is the schema's ``max_iterations``.
+FSLL_SETTINGS = {
+    "epsilon": "epsilon",
+    "max_iter": "max_iterations",
+    "refresh_every": "refresh_every",
+    "path": "path",
+}
 
 
 class FSLL(ModelMixin, BaseEstimator):
@@ -53,11 +64,11 @@ class FSLL(ModelMixin, BaseEstimator):
 
     def __init__(
         self,
-        epsilon=1e-4,
+        epsilon=_FSLL["epsilon"],
         cardinalities=None,
-        max_iter=1_000_000,
-        refresh_every=100,
-        path="auto",
+        max_iter=_FSLL["max_iterations"],
+        refresh_every=_FSLL["refresh_every"],
+        path=_FSLL["path"],
         verbose=0,
         callback=None,
         random_state=None,
@@ -94,14 +105,7 @@ class FSLL(ModelMixin, BaseEstimator):
         hook = progress_hook("FSLL", self.verbose, self.callback)
         model, record, exc = explain_refusal(
             lambda: _native.fit_fsll(
-                X,
-                float(self.epsilon),
-                cards,
-                int(self.max_iter),
-                int(self.refresh_every),
-                self.path,
-                hook,
-                self._threads(),
+                X, settings_json(self, FSLL_SETTINGS), cards, hook, self._threads()
             ),
             lambda: self._check_values(X, reset=True),
         )

@@ -39,8 +39,10 @@ pub enum TransformPath {
     Full,
 }
 
-/// Settings of the FSLL learner, with the paper's defaults.
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of the FSLL learner, with the paper's defaults: the settings schema's `"fsll"`
+/// (serialized under the field names; an entry left out takes its default).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct FsllParams {
     /// Stop when the best candidate improves the cost by less than this (Algorithm 1, line 8).
     /// Default 1e-4 (Sec. 3.1).
@@ -50,7 +52,7 @@ pub struct FsllParams {
     /// Recompute `θ̄` from `θ` from scratch every this many iterations (bounds drift).
     /// Default 100.
     pub refresh_every: usize,
-    /// Which update path to use. Default [`TransformPath::Auto`].
+    /// Which update path to use (`"auto"`, `"xor"`, `"full"`). Default [`TransformPath::Auto`].
     pub path: TransformPath,
 }
 
