@@ -21,9 +21,9 @@ use boltzkit::data::{Binarize, Dataset};
 use boltzkit::fit::{Control, Count, Interrupt, Learner, Run, StopReason};
 use boltzkit::fsll::{self, FsllParams};
 use boltzkit::fvbm::{pcd, FvbmParams};
-use boltzkit::provenance::{self, FwFitSettings};
+use boltzkit::provenance;
 use boltzkit::rbm::ais::AisSchedule;
-use boltzkit::rbm::frank_wolfe::{AlphaRule, CheckedFwParams, FwParams, FwProgress};
+use boltzkit::rbm::frank_wolfe::{CheckedFwParams, FwParams, FwProgress};
 use boltzkit::rbm::train::{
     AisLogLikelihood, CheckedRbmParams, ExactLogLikelihood, Progress, RbmParams,
 };
@@ -120,8 +120,8 @@ fn binarization(threshold: Option<f64>) -> Binarize {
     threshold.map_or(Binarize::None, Binarize::Threshold)
 }
 
-/// The default settings object of a learner (`"rbm"`, `"fsll"`; `"fvbm-ALGO"` for an FVBM solver, as
-/// `"fvbm-newton"`), as JSON: the estimators read their keyword arguments' defaults from it,
+/// The default settings object of a learner (`"rbm"`, `"frank-wolfe"`, `"fsll"`; `"fvbm-ALGO"`
+/// for an FVBM solver, as `"fvbm-newton"`), as JSON: the estimators read their keyword arguments' defaults from it,
 /// so each default is written once, in the library.
 #[pyfunction]
 pub fn default_settings(kind: &str) -> PyResult<String> {
@@ -129,11 +129,13 @@ pub fn default_settings(kind: &str) -> PyResult<String> {
         boltzkit::settings::to_json(&RbmParams::default())
     } else if kind == "fsll" {
         boltzkit::settings::to_json(&FsllParams::default())
+    } else if kind == "frank-wolfe" {
+        boltzkit::settings::to_json(&FwParams::default())
     } else if let Some(algo) = kind.strip_prefix("fvbm-") {
         FvbmParams::default_for(algo).and_then(|p| boltzkit::settings::to_json(&p))
     } else {
         return Err(PyValueError::new_err(format!(
-            "no settings schema named {kind:?} (known: rbm, fsll, fvbm-ALGO)"
+            "no settings schema named {kind:?} (known: rbm, frank-wolfe, fsll, fvbm-ALGO)"
         )));
     };
     Ok(value.py()?.to_string())
@@ -250,70 +252,33 @@ pub fn fit_rbm(
 // ---------------------------------------------------------------------------------------------
 // Frank-Wolfe
 
-/// Grows an RBM by Frank-Wolfe as `boltzkit rbm fit --algo frank-wolfe` does (the learner
-/// seeded by `derive_seed(seed, 1)`). Returns the grown model; the record's `selected` holds
-/// the model of the selected size as model-file bytes when a validation set was given.
+/// Grows an RBM by Frank-Wolfe as `boltzkit rbm fit --algo frank-wolfe` does. `settings` is
+/// the learner's settings object (JSON, [`FwParams`] by name, [`boltzkit::settings`]) with the
+/// estimator's seed, from which the learner's is derived (`derive_seed(seed, 1)`). Returns the
+/// grown model; the record's `selected` holds the model of the selected size as model-file
+/// bytes when a validation set was given.
 #[pyfunction]
-#[pyo3(signature = (x, max_units, lambda_, bias_learning_rate, n_chains, gibbs_steps,
-    lbfgs_iterations, lbfgs_tol, subproblem_starts, bias_steps, bias_tol, away_steps,
-    free_alpha, eval_every, early_stop, gap_tol, fall_tol, fall_patience, seed, valid=None,
-    init=None, callback=None, threads=None, binarize=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, settings, valid=None, init=None, callback=None, threads=None,
+    binarize=None))]
 pub fn fit_frank_wolfe(
-    py: Python<'_>,
     x: PyReadonlyArray2<'_, u8>,
-    max_units: usize,
-    lambda_: f64,
-    bias_learning_rate: f64,
-    n_chains: usize,
-    gibbs_steps: usize,
-    lbfgs_iterations: usize,
-    lbfgs_tol: f64,
-    subproblem_starts: usize,
-    bias_steps: usize,
-    bias_tol: f64,
-    away_steps: bool,
-    free_alpha: Option<f64>,
-    eval_every: usize,
-    early_stop: bool,
-    gap_tol: f64,
-    fall_tol: f64,
-    fall_patience: usize,
-    seed: u64,
+    settings: &str,
     valid: Option<PyReadonlyArray2<'_, u8>>,
     init: Option<PyRef<'_, NativeModel>>,
     callback: Option<Py<PyAny>>,
     threads: Option<usize>,
     binarize: Option<f64>,
 ) -> PyResult<FwFitResult> {
+    let py = x.py();
     let data = convert::dataset(&x, Cards::Binary)?;
     // `valid` (the numpy borrow) lives to the end of the call, as its dataset must
     let valid_data = valid
         .as_ref()
         .map(|v| convert::dataset(v, Cards::Binary))
         .transpose()?;
-    let params = FwParams::new()
-        .max_units(max_units)
-        .lambda(lambda_)
-        .learning_rate(bias_learning_rate)
-        .samples(n_chains)
-        .gibbs_steps(gibbs_steps)
-        .lbfgs_iterations(lbfgs_iterations)
-        .lbfgs_grad_tol(lbfgs_tol)
-        .subproblem_starts(subproblem_starts)
-        .bias_steps(bias_steps)
-        .bias_tol(bias_tol)
-        .away_steps(away_steps)
-        .alpha(match free_alpha {
-            Some(step) => AlphaRule::Free { step },
-            None => AlphaRule::Count,
-        })
-        .eval_every(eval_every)
-        .early_stop(early_stop)
-        .gap_tol(gap_tol)
-        .fall_tol(fall_tol)
-        .fall_patience(fall_patience)
-        .seed(derive_seed(seed, 1));
+    let mut params: FwParams = boltzkit::settings::from_json("frank-wolfe", settings).py()?;
+    let seed = params.seed;
+    params.seed = derive_seed(seed, 1);
     let learner: CheckedFwParams = params.check().py()?;
     let start = init.as_deref().map(start_rbm).transpose()?;
     let flag = Interrupt::new();
@@ -341,35 +306,11 @@ pub fn fit_frank_wolfe(
     let (fit, signal) = run::interruptible(py, threads, &flag, work)?;
     let fit = fit.py()?;
     let rec = &fit.record;
-    let settings = FwFitSettings {
-        max_units,
-        lambda: lambda_,
-        bias_lr: bias_learning_rate,
-        chains: n_chains,
-        k: gibbs_steps,
-        fall_tol,
-        fall_patience,
-        lbfgs_iters: lbfgs_iterations,
-        lbfgs_tol,
-        starts: subproblem_starts,
-        bias_steps,
-        bias_tol,
-        away: away_steps,
-        free_alpha,
-        eval_every,
-        early_stop,
-        gap_tol,
-        binarize: binarization(binarize),
-        init_model: init.as_ref().map(|_| IN_MEMORY.to_string()),
-    };
-    let meta = provenance::fw_fit(
-        &settings,
-        seed,
-        &rec.stop,
-        rec.removed,
-        rec.selected_units,
-        None,
+    let run_entries = provenance::fw_run_entries(
+        &binarization(binarize),
+        init.as_ref().map(|_| IN_MEMORY.to_string()),
     );
+    let meta = provenance::fw_fit(&params, &run_entries, seed, rec, None).py()?;
     let mut record = serde_json::to_value(rec).unwrap_or_default();
     record["stop_reason"] = json!(rec.stop.to_string());
     let selected = fit

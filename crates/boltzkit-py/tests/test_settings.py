@@ -149,3 +149,37 @@ def test_fsll_settings_are_the_schema(binary_data):
     assert recorded == {"epsilon": 1e-3, "max_iterations": 7, "refresh_every": 3, "path": "full"}
     with pytest.raises(ValueError, match="refresh_every"):
         _native.fit_fsll(X, json.dumps({"refresh_every": 0}))
+
+
+def stub_dict_fields(name):
+    """The keys of a ``TypedDict`` the stub declares in the functional form."""
+    tree = ast.parse(STUB.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and node.targets[0].id == name:
+            return [k.value for k in node.value.args[1].keys]
+    raise AssertionError(f"no {name} = TypedDict(...) in {STUB}")
+
+
+def test_frank_wolfe_settings_are_the_schema(binary_data):
+    """FrankWolfeRBM's settings name the fields of ``FwParams`` (``lambda_``: ``lambda``), in
+    its order, with its defaults; the stub lists them; a fit records them in its file."""
+    own = {"binarize", "warm_start", "verbose", "callback", "random_state", "n_jobs"}
+    mapped = boltzkit.rbm.FW_SETTINGS
+    defaults = json.loads(_native.default_settings("frank-wolfe"))
+    assert list(mapped.values()) == [name for name in defaults if name != "seed"]
+    signature = inspect.signature(boltzkit.FrankWolfeRBM.__init__).parameters
+    names = [name for name in signature if name != "self"]
+    assert [n for n in names if n not in own] == list(mapped)
+    assert [n for n in doc_parameters(boltzkit.FrankWolfeRBM) if n not in own] == list(mapped)
+    assert stub_dict_fields("FwSettings") == list(defaults)
+    for name, field in mapped.items():
+        assert signature[name].default == defaults[field], name
+    X = np.ascontiguousarray(binary_data[:, :6])
+    est = boltzkit.FrankWolfeRBM(
+        max_units=2, n_chains=50, lambda_=0.2, free_alpha=0.0, fall_tol=float("inf"), random_state=3
+    ).fit(X)
+    recorded = json.loads(est.model_.metadata["settings"])
+    assert (recorded["max_units"], recorded["n_chains"], recorded["lambda"]) == (2, 50, 0.2)
+    assert (recorded["free_alpha"], recorded["fall_tol"], recorded["algo"]) == (0.0, None, "frank-wolfe")
+    with pytest.raises(ValueError, match="bias_learning_rate"):
+        _native.fit_frank_wolfe(X, json.dumps({"bias_learning_rate": "fast"}))

@@ -19,6 +19,7 @@ use crate::fit::StopReason;
 use crate::fsll::{FsllParams, TransformPath};
 use crate::fvbm::FvbmParams;
 use crate::model::Metadata;
+use crate::rbm::frank_wolfe::{FwParams, FwRecord};
 use crate::rbm::train::RbmParams;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -119,90 +120,45 @@ pub fn rbm_fit(
     Ok(meta)
 }
 
-/// The settings of a Frank-Wolfe run (`rbm fit --algo frank-wolfe`, `FrankWolfeRBM.fit`) as
-/// its file records them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FwFitSettings {
-    /// The most units.
-    pub max_units: usize,
-    /// λ.
-    pub lambda: f64,
-    /// The bias learning rate.
-    pub bias_lr: f64,
-    /// Persistent chains.
-    pub chains: usize,
-    /// Gibbs steps per iteration.
-    pub k: usize,
-    /// The objective guard's tolerated fall.
-    pub fall_tol: f64,
-    /// The objective guard's patience.
-    pub fall_patience: usize,
-    /// L-BFGS iterations of a subproblem.
-    pub lbfgs_iters: usize,
-    /// L-BFGS gradient tolerance.
-    pub lbfgs_tol: f64,
-    /// Subproblem starts.
-    pub starts: usize,
-    /// Bias steps per iteration.
-    pub bias_steps: usize,
-    /// Bias tolerance.
-    pub bias_tol: f64,
-    /// Away steps.
-    pub away: bool,
-    /// The free-α step, if α is free.
-    pub free_alpha: Option<f64>,
-    /// Iterations between size evaluations.
-    pub eval_every: usize,
-    /// Whether the validation gap ends the run.
-    pub early_stop: bool,
-    /// The gap tolerance.
-    pub gap_tol: f64,
-    /// The binarization of the data as read.
-    pub binarize: Binarize,
-    /// The starting model (a path, or what the front end knows of it), if not fresh.
-    pub init_model: Option<String>,
-}
-
-impl FwFitSettings {
-    /// The `settings` entry.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "algo": "frank-wolfe", "max_units": self.max_units, "lambda": self.lambda,
-            "bias_lr": self.bias_lr, "chains": self.chains, "k": self.k,
-            "fall_tol": self.fall_tol, "fall_patience": self.fall_patience,
-            "lbfgs_iters": self.lbfgs_iters, "lbfgs_tol": self.lbfgs_tol,
-            "starts": self.starts, "bias_steps": self.bias_steps, "bias_tol": self.bias_tol,
-            "away": self.away, "free_alpha": self.free_alpha, "eval_every": self.eval_every,
-            "early_stop": self.early_stop, "gap_tol": self.gap_tol,
-            "binarize": binarize_name(&self.binarize), "init_model": self.init_model,
-        })
-    }
+/// The run's entries of a Frank-Wolfe file's `settings` beside the learner's: `algo`
+/// (`frank-wolfe`), the data's binarization (`binarize`) and the starting model
+/// (`init_model`): what every front end writes alike.
+pub fn fw_run_entries(
+    binarize: &Binarize,
+    init_model: Option<String>,
+) -> Vec<(&'static str, Value)> {
+    vec![
+        ("algo", json!("frank-wolfe")),
+        ("binarize", json!(binarize_name(binarize))),
+        ("init_model", json!(init_model)),
+    ]
 }
 
 /// The metadata of a Frank-Wolfe model's file (the grown model's and the selected one's):
-/// `algorithm`, `settings`, `seed`, `stop_reason`, `removed_units`, `selected_units` when a
-/// size was selected, and the data file when there is one.
+/// `algorithm`, `settings` (the serialized [`FwParams`], the one schema, and the run's
+/// entries, [`fw_run_entries`]), `seed` (the front end's, from which the learner's was
+/// derived), `stop_reason`, `removed_units`, `selected_units` when a size was selected, and
+/// the data file when there is one.
 pub fn fw_fit(
-    settings: &FwFitSettings,
+    params: &FwParams,
+    run: &[(&str, Value)],
     seed: u64,
-    stop: &StopReason,
-    removed_units: usize,
-    selected_units: Option<usize>,
+    record: &FwRecord,
     data: Option<&DataFile>,
-) -> Metadata {
+) -> Result<Metadata> {
     let mut meta = Metadata::new();
     meta.insert("algorithm".into(), "frank-wolfe".into());
-    meta.insert("settings".into(), settings.to_json().to_string());
+    meta.insert("settings".into(), settings_entry(params, run)?.to_string());
     meta.insert("seed".into(), seed.to_string());
-    meta.insert("stop_reason".into(), stop.to_string());
-    meta.insert("removed_units".into(), removed_units.to_string());
-    if let Some(s) = selected_units {
+    meta.insert("stop_reason".into(), record.stop.to_string());
+    meta.insert("removed_units".into(), record.removed.to_string());
+    if let Some(s) = record.selected_units {
         meta.insert("selected_units".into(), s.to_string());
     }
     if let Some(d) = data {
         d.record(&mut meta);
     }
-    meta
+    Ok(meta)
 }
 
 /// The metadata of a fitted FVBM's file: `algorithm` (the solver), `settings` (the serialized

@@ -10,8 +10,8 @@ use boltzkit::data::{read_dataset, read_npy_f64, write_dataset, Binarize, Datase
 use boltzkit::fit::StopReason;
 use boltzkit::fsll::{FsllModel, FsllParams, TransformPath};
 use boltzkit::provenance::{self, DataFile};
-use boltzkit::settings;
 use boltzkit::rng::{derive_seed, rng_from_seed};
+use boltzkit::settings;
 use boltzkit_repro::fsll::FsllOutcome;
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;

@@ -104,26 +104,39 @@ def fit_rbm(
     threads: Optional[int] = None,
     binarize: Optional[float] = None,
 ) -> tuple[NativeModel, str, Optional[BaseException]]: ...
+# A Frank-Wolfe fit's settings object (the library's ``FwParams``, JSON); left out, the
+# library's default (``default_settings("frank-wolfe")``). ``FrankWolfeRBM``'s ``lambda_`` is
+# ``lambda`` (a keyword, hence the functional form); ``seed`` is the estimator's (the learner's
+# is derived from it); ``fall_tol`` ``"inf"`` or null turns the guard off.
+FwSettings = TypedDict(
+    "FwSettings",
+    {
+        "max_units": int,
+        "lambda": float,
+        "bias_learning_rate": float,
+        "n_chains": int,
+        "gibbs_steps": int,
+        "lbfgs_iterations": int,
+        "lbfgs_tol": float,
+        "subproblem_starts": int,
+        "bias_steps": int,
+        "bias_tol": float,
+        "init_sd": float,
+        "away_steps": bool,
+        "free_alpha": Optional[float],
+        "eval_every": int,
+        "early_stop": bool,
+        "gap_tol": float,
+        "fall_tol": Union[float, str, None],
+        "fall_patience": int,
+        "seed": int,
+    },
+    total=False,
+)
+
 def fit_frank_wolfe(
     x: _U8,
-    max_units: int,
-    lambda_: float,
-    bias_learning_rate: float,
-    n_chains: int,
-    gibbs_steps: int,
-    lbfgs_iterations: int,
-    lbfgs_tol: float,
-    subproblem_starts: int,
-    bias_steps: int,
-    bias_tol: float,
-    away_steps: bool,
-    free_alpha: Optional[float],
-    eval_every: int,
-    early_stop: bool,
-    gap_tol: float,
-    fall_tol: float,
-    fall_patience: int,
-    seed: int,
+    settings: str,
     valid: Optional[_U8] = None,
     init: Optional[NativeModel] = None,
     callback: _Callback = None,

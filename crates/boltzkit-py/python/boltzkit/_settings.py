@@ -6,6 +6,7 @@ the fields of the library's ``XParams`` (the one settings schema) and checked by
 from __future__ import annotations
 
 import json
+import math
 
 from . import _native
 
@@ -18,12 +19,21 @@ def defaults(kind):
 
 def settings_json(est, names, **override):
     """The estimator's parameters ``names`` (then ``override``) as a settings object (JSON);
-    numpy scalars become Python numbers. ``names`` may map a parameter to its name in the
-    schema; its ``None`` values are then left out (the solver's default)."""
+    numpy scalars become Python numbers, an infinite tolerance the schema's ``"inf"`` (JSON has
+    no infinity). ``names`` may map a parameter to its name in the schema; its ``None`` values
+    are then left out (the solver's default)."""
     if isinstance(names, dict):
         values = {key: getattr(est, name) for name, key in names.items()}
         values = {key: value for key, value in values.items() if value is not None}
     else:
         values = {name: getattr(est, name) for name in names}
     values.update(override)
-    return json.dumps({k: v.item() if hasattr(v, "item") else v for k, v in values.items()})
+    return json.dumps({k: _plain(v) for k, v in values.items()})
+
+
+def _plain(value):
+    """``value`` as JSON writes it: a numpy scalar as its Python number, ``inf`` as ``"inf"``."""
+    value = value.item() if hasattr(value, "item") else value
+    if isinstance(value, float) and math.isinf(value) and value > 0:
+        return "inf"
+    return value

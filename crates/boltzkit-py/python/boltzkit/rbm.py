@@ -28,6 +28,10 @@ ALGORITHMS = "cd-K, pcd-K, cg-K, sdcp-D-K, csdcp-D-K, popcd-K, popcd-K-loo, pt-M
 _RBM = defaults("rbm")
 #: The settings ``RBM`` passes to the library (``seed`` is its ``random_state``).
 RBM_SETTINGS = tuple(name for name in _RBM if name != "seed")
+_FW = defaults("frank-wolfe")
+# FrankWolfeRBM's settings by their names in the library's schema (``FwParams``): ``lambda_``
+# (``lambda`` is Python's keyword) is the schema's ``lambda``; ``seed`` is ``random_state``.
+FW_SETTINGS = {("lambda_" if name == "lambda" else name): name for name in _FW if name != "seed"}
 #: The names an older model file's ``settings`` used.
 _OLD_NAMES = {"lr": "learning_rate", "lr_end": "learning_rate_end", "epochs": "n_epochs"}
 
@@ -422,6 +426,8 @@ class FrankWolfeRBM(_RbmMixin, BaseEstimator):
         Random starts of the subproblem (the best kept).
     bias_steps : int, default=20
     bias_tol : float, default=0.015
+    init_sd : float, default=0.01
+        Standard deviation of the subproblem's random start and of the first unit.
     away_steps : bool, default=False
         Allow away steps (removing a unit).
     free_alpha : float or None, default=None
@@ -467,23 +473,24 @@ class FrankWolfeRBM(_RbmMixin, BaseEstimator):
 
     def __init__(
         self,
-        max_units=100,
-        lambda_=0.1,
-        bias_learning_rate=0.5,
-        n_chains=2000,
-        gibbs_steps=3,
-        lbfgs_iterations=50,
-        lbfgs_tol=1e-5,
-        subproblem_starts=1,
-        bias_steps=20,
-        bias_tol=0.015,
-        away_steps=False,
-        free_alpha=None,
-        eval_every=10,
-        early_stop=False,
-        gap_tol=5.0,
-        fall_tol=5.0,
-        fall_patience=4,
+        max_units=_FW["max_units"],
+        lambda_=_FW["lambda"],
+        bias_learning_rate=_FW["bias_learning_rate"],
+        n_chains=_FW["n_chains"],
+        gibbs_steps=_FW["gibbs_steps"],
+        lbfgs_iterations=_FW["lbfgs_iterations"],
+        lbfgs_tol=_FW["lbfgs_tol"],
+        subproblem_starts=_FW["subproblem_starts"],
+        bias_steps=_FW["bias_steps"],
+        bias_tol=_FW["bias_tol"],
+        init_sd=_FW["init_sd"],
+        away_steps=_FW["away_steps"],
+        free_alpha=_FW["free_alpha"],
+        eval_every=_FW["eval_every"],
+        early_stop=_FW["early_stop"],
+        gap_tol=_FW["gap_tol"],
+        fall_tol=_FW["fall_tol"],
+        fall_patience=_FW["fall_patience"],
         binarize="auto",
         warm_start=False,
         verbose=0,
@@ -501,6 +508,7 @@ class FrankWolfeRBM(_RbmMixin, BaseEstimator):
         self.subproblem_starts = subproblem_starts
         self.bias_steps = bias_steps
         self.bias_tol = bias_tol
+        self.init_sd = init_sd
         self.away_steps = away_steps
         self.free_alpha = free_alpha
         self.eval_every = eval_every
@@ -549,24 +557,7 @@ class FrankWolfeRBM(_RbmMixin, BaseEstimator):
         model, selected, record, exc = explain_refusal(
             lambda: _native.fit_frank_wolfe(
                 X,
-                int(self.max_units),
-                float(self.lambda_),
-                float(self.bias_learning_rate),
-                int(self.n_chains),
-                int(self.gibbs_steps),
-                int(self.lbfgs_iterations),
-                float(self.lbfgs_tol),
-                int(self.subproblem_starts),
-                int(self.bias_steps),
-                float(self.bias_tol),
-                bool(self.away_steps),
-                None if self.free_alpha is None else float(self.free_alpha),
-                int(self.eval_every),
-                bool(self.early_stop),
-                float(self.gap_tol),
-                float(self.fall_tol),
-                int(self.fall_patience),
-                seed,
+                settings_json(self, FW_SETTINGS, seed=seed),
                 valid,
                 start,
                 hook,

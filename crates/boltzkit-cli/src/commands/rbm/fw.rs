@@ -12,13 +12,14 @@ use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::data::{Binarize, Dataset};
 use boltzkit::estimate::Method;
-use boltzkit::provenance::{self, DataFile, FwFitSettings};
+use boltzkit::provenance::{self, DataFile};
 use boltzkit::rbm::exact;
 use boltzkit::rbm::file::load_rbm;
 use boltzkit::rbm::frank_wolfe::file::save_fw_model;
-use boltzkit::rbm::frank_wolfe::{AlphaRule, FrankWolfe, FwFit, FwParams};
+use boltzkit::rbm::frank_wolfe::{FrankWolfe, FwFit, FwParams};
 use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::derive_seed;
+use boltzkit::settings;
 use serde::Serialize;
 
 /// What `rbm fit --algo frank-wolfe` reports: the grown model, the size selected on
@@ -69,7 +70,6 @@ struct FwPlan {
     /// Started at the plan: its clock covers the whole command.
     summary: Summary,
     params: FwParams,
-    chains: usize,
     binarize: Binarize,
     data: Dataset,
     valid: Option<Dataset>,
@@ -92,9 +92,10 @@ impl FwPlan {
             return Err(UsageError::new("--early-stop needs --valid FILE").into());
         }
         let f = &a.fw;
-        let chains = renamed(f.chains, f.samples_alias, "chains", "samples")?.unwrap_or(2000);
-        let params = Self::params(&a, chains, seed);
+        let chains = renamed(f.chains, f.samples_alias, "chains", "samples")?;
+        let params = Self::params(&a, chains, seed)?;
         params.check()?;
+        let chains = params.samples;
         guard::model_files(
             &[
                 Some(&a.data),
@@ -139,7 +140,6 @@ impl FwPlan {
             seed,
             summary,
             params,
-            chains,
             binarize,
             data,
             valid,
@@ -147,31 +147,18 @@ impl FwPlan {
         })
     }
 
-    /// The learner's settings from the flags (`--k` defaults to the library's K).
-    fn params(a: &FitArgs, chains: usize, seed: u64) -> FwParams {
-        let f = &a.fw;
-        FwParams::new()
-            .max_units(f.max_units)
-            .lambda(f.lambda)
-            .learning_rate(f.bias_lr)
-            .samples(chains)
-            .gibbs_steps(a.k.unwrap_or(FwParams::default().gibbs_steps))
-            .lbfgs_iterations(f.lbfgs_iters)
-            .lbfgs_grad_tol(f.lbfgs_tol)
-            .subproblem_starts(f.starts)
-            .bias_steps(f.bias_steps)
-            .bias_tol(f.bias_tol)
-            .away_steps(f.away)
-            .alpha(match f.free_alpha {
-                Some(step) => AlphaRule::Free { step },
-                None => AlphaRule::Count,
-            })
-            .eval_every(a.eval_every)
-            .early_stop(a.early_stop)
-            .gap_tol(a.gap_tol)
-            .fall_tol(f.fall_tol)
-            .fall_patience(f.fall_patience)
-            .seed(derive_seed(seed, 1))
+    /// The learner's settings: the Frank-Wolfe flags over the schema's defaults, then the
+    /// flags `rbm fit` shares (`--k`, `--chains`, `--eval-every`, `--early-stop`, `--gap-tol`)
+    /// and the learner's seed, `derive_seed(seed, 1)`.
+    fn params(a: &FitArgs, chains: Option<usize>, seed: u64) -> anyhow::Result<FwParams> {
+        let mut p = settings::overlay(&FwParams::default(), &*a.fw)?;
+        p.samples = chains.unwrap_or(p.samples);
+        p.gibbs_steps = a.k.unwrap_or(p.gibbs_steps);
+        p.eval_every = a.eval_every;
+        p.early_stop = a.early_stop;
+        p.gap_tol = a.gap_tol;
+        p.seed = derive_seed(seed, 1);
+        Ok(p)
     }
 
     /// Grows the model (from `--model` when given) with the test log-likelihood at each size
@@ -213,14 +200,14 @@ impl FwPlan {
     fn print(self, fit: FwFit, start_units: usize) -> anyhow::Result<()> {
         let (a, f) = (&self.a, &self.a.fw);
         let rec = &fit.record;
+        let init_model = a.model.as_ref().map(|p| p.display().to_string());
         let meta = provenance::fw_fit(
-            &self.settings(),
+            &self.params,
+            &provenance::fw_run_entries(&self.binarize, init_model),
             self.seed,
-            &rec.stop,
-            rec.removed,
-            rec.selected_units,
+            rec,
             Some(&DataFile::of(&a.data)?),
-        );
+        )?;
         save_fw_model(&a.output, &fit.model, &meta)
             .with_context(|| format!("writing the model to {}", a.output.display()))?;
         if let (Some(path), Some(sel)) = (&f.selected_output, &fit.record.selected) {
@@ -239,32 +226,6 @@ impl FwPlan {
             .into());
         }
         Ok(())
-    }
-
-    /// The settings the model file records.
-    fn settings(&self) -> FwFitSettings {
-        let (a, f) = (&self.a, &self.a.fw);
-        FwFitSettings {
-            max_units: f.max_units,
-            lambda: f.lambda,
-            bias_lr: f.bias_lr,
-            chains: self.chains,
-            k: self.params.gibbs_steps,
-            fall_tol: f.fall_tol,
-            fall_patience: f.fall_patience,
-            lbfgs_iters: f.lbfgs_iters,
-            lbfgs_tol: f.lbfgs_tol,
-            starts: f.starts,
-            bias_steps: f.bias_steps,
-            bias_tol: f.bias_tol,
-            away: f.away,
-            free_alpha: f.free_alpha,
-            eval_every: a.eval_every,
-            early_stop: a.early_stop,
-            gap_tol: a.gap_tol,
-            binarize: self.binarize,
-            init_model: a.model.as_ref().map(|p| p.display().to_string()),
-        }
     }
 }
 

@@ -1,7 +1,10 @@
 //! The Frank-Wolfe learner's settings: [`FwParams`] (with [`AlphaRule`]) → [`FwParams::check`]
 //! → [`CheckedFwParams`] (its fits, the [`Learner`](crate::fit::Learner), are `learner.rs`'s).
+//! [`FwParams`] is the settings schema's `"frank-wolfe"` (serialized under the names its
+//! fields' docs give; an entry left out takes its default).
 
 use crate::error::{Error, Result};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How `α` follows the number of atoms.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -20,24 +23,42 @@ pub enum AlphaRule {
 }
 
 /// Unchecked settings of the Frank-Wolfe learner; [`FwParams::check`] validates them.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// ```
+/// use boltzkit::rbm::frank_wolfe::{AlphaRule, FwParams};
+/// let p: FwParams = boltzkit::settings::from_json(
+///     "frank-wolfe",
+///     r#"{"bias_learning_rate": 0.2, "free_alpha": 0.5, "fall_tol": null}"#,
+/// )?;
+/// assert_eq!((p.learning_rate, p.alpha), (0.2, AlphaRule::Free { step: 0.5 }));
+/// assert_eq!(p.fall_tol, f64::INFINITY); // null: the guard off
+/// assert_eq!(p.max_units, FwParams::default().max_units);
+/// assert_eq!(boltzkit::settings::to_json(&p)?["n_chains"], 2000);
+/// # Ok::<(), boltzkit::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FwParams {
     /// `T`: the most hidden units (default 100), ≥ 1.
     pub max_units: usize,
     /// `λ` of Eqs. 6 and 9 (default 0.1), ≥ 0. Small values (≤ 0.03 on 28×28 images) give
     /// atoms of huge norm that the chains cannot follow.
     pub lambda: f64,
-    /// `η`: step size of the bias update, Eq. 10 (default 0.5), > 0.
+    /// `η`: step size of the bias update, Eq. 10 (default 0.5), > 0. Serialized
+    /// `bias_learning_rate`.
+    #[serde(rename = "bias_learning_rate")]
     pub learning_rate: f64,
     /// `S`: persistent chains, i.e. model samples per iteration (default 2000), ≥ 1. Keep it
     /// well above `n_visible`: the subproblem can otherwise separate the few samples from
-    /// the data.
+    /// the data. Serialized `n_chains`.
+    #[serde(rename = "n_chains")]
     pub samples: usize,
     /// Transitions of every chain before each draw of samples (default 3), ≥ 1.
     pub gibbs_steps: usize,
     /// L-BFGS iterations per subproblem (default 50), ≥ 1.
     pub lbfgs_iterations: usize,
-    /// L-BFGS stops when `max |∇f| ≤` this (default 1e-5), ≥ 0.
+    /// L-BFGS stops when `max |∇f| ≤` this (default 1e-5), ≥ 0. Serialized `lbfgs_tol`.
+    #[serde(rename = "lbfgs_tol")]
     pub lbfgs_grad_tol: f64,
     /// Starts of the subproblem per iteration (default 1), ≥ 1; the best `f(w*)` is kept.
     /// The first start is `N(0, init_sd²)`; each further one is the template of a data row
@@ -57,10 +78,12 @@ pub struct FwParams {
     /// Away steps (Guélat & Marcotte; default off): after each iteration the atom worst under
     /// Eq. 9 is removed when that raises the objective of Eq. 6.
     pub away_steps: bool,
-    /// How `α` is set (default [`AlphaRule::Count`]).
+    /// How `α` is set (default [`AlphaRule::Count`]). Serialized `free_alpha`: `null` for
+    /// [`AlphaRule::Count`], the step of [`AlphaRule::Free`].
+    #[serde(rename = "free_alpha", with = "alpha_as_step")]
     pub alpha: AlphaRule,
     /// Evaluate the train/validation gap (and call the observers' evaluations) every this
-    /// many units (default 20); 0 never.
+    /// many units (default 10, as `rbm fit`'s `--eval-every`); 0 never.
     pub eval_every: usize,
     /// Stop when the gap has grown past its minimum by more than `gap_tol` (default false:
     /// the size is selected and recorded, and learning goes on to `T`).
@@ -78,7 +101,9 @@ pub struct FwParams {
     /// small `λ`). Measured on Caltech101 (seed 1, 20 units): with `gibbs_steps = 3` the
     /// likelihood dips by up to 25 nats for one or two units and recovers (−363 → −282); with
     /// 1 it falls for good (−350 at 5 units → −835 at 20), and the guard keeps the 5-unit
-    /// model.
+    /// model. Serialized as a number, `null` for `∞` (JSON has no infinity; `"inf"` reads
+    /// as `∞` too).
+    #[serde(with = "infinity_as_null")]
     pub fall_tol: f64,
     /// Iterations in a row the guard's fall must last (default 4), ≥ 1.
     pub fall_patience: usize,
@@ -106,7 +131,7 @@ impl Default for FwParams {
             init_sd: 0.01,
             away_steps: false,
             alpha: AlphaRule::Count,
-            eval_every: 20,
+            eval_every: 10,
             early_stop: false,
             gap_tol: 5.0,
             fall_tol: 5.0,
@@ -169,11 +194,12 @@ impl FwParams {
         seed: u64,
     }
 
-    /// Validates the settings (the error names the field at fault) and returns the learner.
+    /// Validates the settings (the error names the setting at fault by its serialized name)
+    /// and returns the learner.
     pub fn check(&self) -> Result<CheckedFwParams> {
         for (field, n) in [
             ("max_units", self.max_units),
-            ("samples", self.samples),
+            ("n_chains", self.samples),
             ("gibbs_steps", self.gibbs_steps),
             ("lbfgs_iterations", self.lbfgs_iterations),
             ("subproblem_starts", self.subproblem_starts),
@@ -185,7 +211,7 @@ impl FwParams {
         }
         for (field, x) in [
             ("lambda", self.lambda),
-            ("lbfgs_grad_tol", self.lbfgs_grad_tol),
+            ("lbfgs_tol", self.lbfgs_grad_tol),
             ("bias_tol", self.bias_tol),
             ("init_sd", self.init_sd),
             ("gap_tol", self.gap_tol),
@@ -205,19 +231,83 @@ impl FwParams {
         }
         if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
             return Err(Error::param(
-                "learning_rate",
+                "bias_learning_rate",
                 format!("must be finite and > 0, got {}", self.learning_rate),
             ));
         }
         if let AlphaRule::Free { step } = self.alpha {
             if !(step.is_finite() && step >= 0.0) {
                 return Err(Error::param(
-                    "alpha_step",
+                    "free_alpha",
                     format!("must be finite and ≥ 0, got {step}"),
                 ));
             }
         }
         Ok(CheckedFwParams(self.clone()))
+    }
+}
+
+/// [`FwParams::alpha`] as its serialized `free_alpha`: `null` ([`AlphaRule::Count`]) or the
+/// step of [`AlphaRule::Free`].
+mod alpha_as_step {
+    use super::*;
+
+    pub(super) fn serialize<S: Serializer>(
+        alpha: &AlphaRule,
+        s: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        match alpha {
+            AlphaRule::Count => s.serialize_none(),
+            AlphaRule::Free { step } => s.serialize_some(step),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<AlphaRule, D::Error> {
+        Ok(match Option::<f64>::deserialize(d)? {
+            None => AlphaRule::Count,
+            Some(step) => AlphaRule::Free { step },
+        })
+    }
+}
+
+/// A tolerance whose `∞` means "off", serialized as a number or `null` (`∞`); `"inf"` (or
+/// `"infinity"`, any case) reads as `∞` too.
+mod infinity_as_null {
+    use super::*;
+
+    pub(super) fn serialize<S: Serializer>(x: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
+        if *x == f64::INFINITY {
+            s.serialize_none()
+        } else {
+            s.serialize_f64(*x)
+        }
+    }
+
+    /// A number, `null` or the word for infinity.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        Number(f64),
+        Word(String),
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<f64, D::Error> {
+        match Option::<Given>::deserialize(d)? {
+            None => Ok(f64::INFINITY),
+            Some(Given::Number(x)) => Ok(x),
+            Some(Given::Word(w))
+                if w.eq_ignore_ascii_case("inf") || w.eq_ignore_ascii_case("infinity") =>
+            {
+                Ok(f64::INFINITY)
+            }
+            Some(Given::Word(w)) => Err(serde::de::Error::custom(format!(
+                "expected a number, null or \"inf\", got {w:?}"
+            ))),
+        }
     }
 }
 
