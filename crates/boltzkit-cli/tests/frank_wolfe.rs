@@ -73,7 +73,7 @@ fn fit_grows_a_standard_rbm_logs_every_iteration_and_continues_from_a_model() {
     );
     assert_eq!(w["iterations"], 3);
     let settings = &load_rbm(Path::new(&more)).unwrap().metadata["settings"];
-    assert!(settings.contains("\"starts\":3"), "{settings}");
+    assert!(settings.contains("\"subproblem_starts\":3"), "{settings}");
 
     // the FW model starts CD (FW-initialized CD)
     let cd = path(dir.path(), "cd.safetensors");
@@ -413,7 +413,7 @@ fn frank_wolfe_defaults_to_k3_and_the_guard_keeps_the_best_model() {
     fit(&["--max-units", "2"]);
     let f = load_rbm(Path::new(&model)).unwrap();
     assert!(
-        f.metadata["settings"].contains("\"k\":3"),
+        f.metadata["settings"].contains("\"gibbs_steps\":3"),
         "{}",
         f.metadata["settings"]
     );
