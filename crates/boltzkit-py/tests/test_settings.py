@@ -180,6 +180,7 @@ def test_frank_wolfe_settings_are_the_schema(binary_data):
     ).fit(X)
     recorded = json.loads(est.model_.metadata["settings"])
     assert (recorded["max_units"], recorded["n_chains"], recorded["lambda"]) == (2, 50, 0.2)
-    assert (recorded["free_alpha"], recorded["fall_tol"], recorded["algo"]) == (0.0, None, "frank-wolfe")
+    assert (recorded["free_alpha"], recorded["fall_tol"]) == (0.0, None)
+    assert recorded["algo"] == "frank-wolfe"
     with pytest.raises(ValueError, match="bias_learning_rate"):
         _native.fit_frank_wolfe(X, json.dumps({"bias_learning_rate": "fast"}))

@@ -104,6 +104,7 @@ def fit_rbm(
     threads: Optional[int] = None,
     binarize: Optional[float] = None,
 ) -> tuple[NativeModel, str, Optional[BaseException]]: ...
+
 # A Frank-Wolfe fit's settings object (the library's ``FwParams``, JSON); left out, the
 # library's default (``default_settings("frank-wolfe")``). ``FrankWolfeRBM``'s ``lambda_`` is
 # ``lambda`` (a keyword, hence the functional form); ``seed`` is the estimator's (the learner's
@@ -177,6 +178,7 @@ def fit_fvbm(
     callback: _Callback = None,
     threads: Optional[int] = None,
 ) -> tuple[NativeModel, str, Optional[BaseException]]: ...
+
 class FsllSettings(TypedDict, total=False):
     """An FSLL fit's settings object (the library's ``FsllParams``, JSON); left out, the
     library's default (``default_settings("fsll")``). ``FSLL``'s ``max_iter`` is
