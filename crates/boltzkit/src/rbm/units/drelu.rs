@@ -131,6 +131,16 @@ impl DRelu {
         out
     }
 
+    /// The layer's `[γ₊, γ₋, θ₊, θ₋]`, each one value per unit.
+    pub fn sides(&self) -> [&[f32]; 4] {
+        [
+            &self.gamma_plus,
+            &self.gamma_minus,
+            &self.theta_plus,
+            &self.theta_minus,
+        ]
+    }
+
     /// `[γ₊, γ₋, θ₊, θ₋]` of unit `j` in `f64`.
     pub fn params(&self, j: usize) -> [f64; 4] {
         [

@@ -11,6 +11,7 @@
 //! | `chains` | [`UnitChains`]: block Gibbs chains over a [`UnitRbm`], one generator per chain |
 //! | `statistics` | [`UnitStats`]: the log-likelihood gradient's statistics; the exact gradient by enumeration |
 //! | `train` | [`train`]: CD-k / PCD-k over the seam, sample weights, L2 and L1², [`UnitTrainParams`] |
+//! | `file` | model files `boltzkit/rbm/v2`: [`save_unit_rbm`], [`load_unit_rbm`] |
 //! | `bernoulli` | [`Bernoulli`]: 0/1 units |
 //! | `categorical` | [`Categorical`]: Potts units, `q_i` states per site as one-hot blocks |
 //! | `gaussian` | [`Gaussian`]: real units with learned, bounded variances |
@@ -29,6 +30,7 @@ mod chains;
 mod check;
 mod conditionals;
 mod drelu;
+mod file;
 mod gaussian;
 mod layer;
 mod model;
@@ -48,6 +50,7 @@ pub use bounded::Bounded;
 pub use categorical::Categorical;
 pub use chains::UnitChains;
 pub use drelu::DRelu;
+pub use file::{load_unit_rbm, save_unit_rbm, UnitRbmFile, UNIT_RBM_FORMAT};
 pub use gaussian::{Gaussian, VARIANCE_BOUNDS};
 pub use layer::{UnitKind, Units};
 pub use model::{UnitRbm, MAX_ENUM_STATES};
