@@ -4,6 +4,7 @@ ValueError with the CLI's one line, and trouble is a warning the user can filter
 from __future__ import annotations
 
 import json
+import re
 import struct
 import warnings
 
@@ -106,6 +107,30 @@ def test_divergence_warns_and_says_so(binary_data):
     with pytest.warns(boltzkit.DivergenceWarning, match="diverged"):
         model = RBM(n_hidden=4, n_epochs=20, learning_rate=1e8, random_state=0).fit(binary_data)
     assert model.stop_reason_.startswith("diverged")
+
+
+def test_the_divergence_watch_keeps_the_best_epoch():
+    # the CLI test's run (3×3 bars and stripes as `gen bars-stripes` writes it, PCD at rate
+    # 4.5 in batches of 4, the parameter guard out of the way): it learns, then the watch stops
+    # it, says which epoch's model it kept, and that model is the same seeded run's for that
+    # many epochs
+    rows = [[(m >> (i // 3)) & 1 for i in range(9)] for m in range(8)]
+    rows += [[(m >> (i % 3)) & 1 for i in range(9)] for m in range(1, 7)]
+    X = np.array(rows, dtype=np.uint8)
+    settings = dict(n_hidden=8, batch_size=4, learning_rate=4.5, algo="pcd-1")
+    settings.update(max_abs_param=1e30, random_state=3)
+    with pytest.warns(boltzkit.DivergenceWarning, match="pseudo-likelihood") as seen:
+        model = RBM(n_epochs=300, **settings).fit(X)
+    assert model.stop_reason_.startswith("diverged"), model.stop_reason_
+    kept = int(re.search(r"kept the model of epoch (\d+), its best", str(seen[0].message))[1])
+    assert kept >= 1, model.stop_reason_
+    twin = RBM(n_epochs=kept, divergence_tol=0.0, **settings).fit(X)
+    assert twin.stop_reason_.startswith("all"), twin.stop_reason_
+    np.testing.assert_array_equal(model.components_, twin.components_)
+    np.testing.assert_array_equal(model.intercept_visible_, twin.intercept_visible_)
+    np.testing.assert_array_equal(model.intercept_hidden_, twin.intercept_hidden_)
+    with pytest.raises(ValueError, match="divergence_tol"):
+        RBM(n_epochs=1, divergence_tol=-1.0).fit(X)
 
 
 def test_a_wide_bracket_and_the_ais_fallback_warn(tmp_path):
