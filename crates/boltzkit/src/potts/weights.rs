@@ -6,7 +6,7 @@
 //! [`neighbour_counts`] first collapses identical rows (a hash of each row; copies share one
 //! count, each copy counting as a neighbour), then compares every pair of distinct rows once:
 //! blocks of 64 rows stored site-major, four rows against a block at a time with the match
-//! counters in vector registers ([`kernel`]: AVX-512BW, AVX2 or the baseline), a block dropped
+//! counters in vector registers (`weights/kernel.rs`: AVX-512BW, AVX2 or the baseline), a block dropped
 //! as soon as none of its pairs can reach identity `θ`, one block of rows per parallel task.
 //! Counts are integers, so the result does not depend on the thread count.
 //!
