@@ -44,10 +44,11 @@ class FVBM(ModelMixin, BaseEstimator):
 
     Parameters
     ----------
-    algo : {"newton", "plm", "bslm", "ga", "mle", "pcd"}, default="newton"
-        ``newton``: Newton's method on the pseudo-likelihood (fast at small ``d``: a dense
-        Hessian); ``plm``: L-BFGS on matrix products (``d`` in the hundreds to thousands,
-        matrix-free existence check); ``bslm``: block
+    algo : {"plm", "newton", "bslm", "ga", "mle", "pcd"}, default="plm"
+        ``plm``: L-BFGS on matrix products, the CLI's default too (``d`` from a few to
+        thousands, matrix-free existence check); ``newton``: Newton's method on the
+        pseudo-likelihood (fast at small ``d``, but a dense Hessian: ``d`` up to about 150);
+        ``bslm``: block
         successive lower-bound maximization (the BSLM paper); ``ga``: gradient ascent with
         step ``mu``; ``mle``: exact maximum likelihood by L-BFGS (at most 30 variables);
         ``pcd``: persistent contrastive divergence (seeded by ``random_state``).
@@ -108,13 +109,13 @@ class FVBM(ModelMixin, BaseEstimator):
 
     def __init__(
         self,
-        algo="newton",
-        convention=_DEFAULTS["newton"]["convention"],
-        l2=_DEFAULTS["newton"]["l2"],
+        algo="plm",
+        convention=_DEFAULTS["plm"]["convention"],
+        l2=_DEFAULTS["plm"]["l2"],
         max_iter=None,
         tol=None,
         grad_tol=None,
-        check_existence=_DEFAULTS["newton"]["check_existence"],
+        check_existence=_DEFAULTS["plm"]["check_existence"],
         mu=_DEFAULTS["ga"]["step"],
         learning_rate=_DEFAULTS["pcd"]["learning_rate"],
         n_chains=_DEFAULTS["pcd"]["n_chains"],
@@ -233,8 +234,8 @@ class FVBM(ModelMixin, BaseEstimator):
     def _from_native(cls, model):
         _, _, convention = model.fvbm_params()
         meta = model.metadata
-        algo = meta.get("algorithm", "newton")
-        algo = algo if algo in ALGOS else "newton"
+        algo = meta.get("algorithm", "plm")
+        algo = algo if algo in ALGOS else "plm"
         est = cls(algo=algo, convention=convention)
         settings = json.loads(meta.get("settings", "{}") or "{}")
         if isinstance(settings.get("l2"), (int, float)):
