@@ -6,6 +6,7 @@ use super::model::FwModel;
 use super::params::{AlphaRule, CheckedFwParams, FwParams, GUARD_MAX_UNITS};
 use super::record::{FwFit, FwProgress, FwRecord, IterationRecord, SizeEvaluation};
 use super::sampler::FwSampler;
+use super::stops::{ObjectiveGuard, SizeSelection};
 use super::subproblem::{mean_softplus_of, BinaryRows, Subproblem};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -14,7 +15,6 @@ use crate::linalg::softplus_f64;
 use crate::model::{ExactTask, LogPartition, Model};
 use crate::optim::lbfgs::{minimize, LbfgsParams, LbfgsResult};
 use crate::rbm::model::{require_binary_data, visible_means, BASE_RATE_EPS};
-use crate::rbm::train::early_stop::GapRule;
 use crate::rbm::{exact, Rbm};
 use crate::rng::{derive_rng, derive_seed};
 use rand::Rng;
@@ -512,125 +512,120 @@ impl<'d> FrankWolfe<'d> {
             selected: None,
         };
         let mut last_eval_units = if self.fresh { 0 } else { self.model.n_units() };
-        let mut gap_rule = GapRule::new(p.gap_tol);
-        let mut grown = false;
-        // the objective guard's best (units, exact training LL, model), and the iterations in
-        // a row it has stayed fallen below it
-        let mut best: Option<(usize, f64, FwModel)> = None;
-        let mut fallen = 0usize;
+        let mut selection = SizeSelection::new(&p);
+        let mut guard = ObjectiveGuard::new(&p);
         let max_iter = self.iteration + 2 * p.max_units;
         while self.model.n_units() < p.max_units || self.fresh {
-            if self.iteration >= max_iter {
-                record.stop = StopReason::MaxIterations;
-                break;
-            }
-            if self.run.interrupted() {
-                record.stop = StopReason::Interrupted {
-                    after: Count::units(self.model.n_units()),
-                };
+            if let Some(stop) = self.stop_before_step(max_iter) {
+                record.stop = stop;
                 break;
             }
             let mut rec = self.step()?;
             rec.train_ll = self.guarded_log_likelihood()?;
             let units = self.model.n_units();
-            let evaluation =
-                p.eval_every > 0 && units.is_multiple_of(p.eval_every) && units > last_eval_units;
             let mut metrics = BTreeMap::new();
             if let Some(ll) = rec.train_ll {
                 metrics.insert("train_ll".to_string(), ll);
             }
-            let mut eval = None;
-            if evaluation {
+            let evaluation =
+                p.eval_every > 0 && units.is_multiple_of(p.eval_every) && units > last_eval_units;
+            let eval = if evaluation {
                 last_eval_units = units;
-                let train_nfe = mean_log_unnormalized(&self.model, self.data)?;
-                let valid_nfe = self
-                    .valid
-                    .map(|v| mean_log_unnormalized(&self.model, v))
-                    .transpose()?;
-                let gap = valid_nfe.map(|v| train_nfe - v);
-                if let Some(g) = gap {
+                let e = self.evaluate(units)?;
+                if let Some(g) = e.gap {
                     metrics.insert("gap".to_string(), g);
                 }
-                eval = Some(SizeEvaluation {
-                    units,
-                    iteration: self.iteration,
-                    train_nfe,
-                    valid_nfe,
-                    gap,
-                    wall_s: 0.0,
-                    metrics: BTreeMap::new(),
-                });
-            }
-            let wall_s = start.elapsed().as_secs_f64();
-            let mut progress = FwProgress {
-                model: &self.model,
-                iteration: &rec,
-                evaluation,
-                wall_s,
-                metrics: &mut metrics,
+                Some(e)
+            } else {
+                None
             };
-            if record.iterations.is_empty() {
-                self.run.start(&mut progress)?;
-            }
-            let observer_stop = self.run.observe_at(rec.iteration, &mut progress)?;
+            let wall_s = start.elapsed().as_secs_f64();
+            let first = record.iterations.is_empty();
+            let observer_stop = self.observe(&rec, evaluation, wall_s, &mut metrics, first)?;
+            let train_ll = rec.train_ll;
             record.iterations.push(rec);
             if let Some(mut e) = eval {
                 e.wall_s = wall_s;
                 e.metrics = metrics;
                 let gap = e.gap;
                 record.evaluations.push(e);
-                match gap {
-                    Some(g) if !grown && gap_rule.grown(g) => {
-                        grown = true;
-                        if p.early_stop {
-                            record.stop = StopReason::EarlyStopped {
-                                after: Count::units(units),
-                                detail: "the train/validation gap grew".into(),
-                            };
-                            break;
-                        }
-                    }
-                    Some(_) if !grown => {
-                        record.selected_units = Some(units);
-                        record.selected = Some(self.model.clone());
-                    }
-                    _ => {}
+                if let Some(stop) = selection.after_evaluation(gap, units, &self.model, &mut record)
+                {
+                    record.stop = stop;
+                    break;
                 }
             }
-            if let Some(ll) = record.iterations.last().and_then(|r| r.train_ll) {
-                match &best {
-                    Some((_, best_ll, _)) if ll < best_ll - p.fall_tol => {
-                        fallen += 1;
-                        if fallen >= p.fall_patience {
-                            let (best_units, best_ll, best_model) =
-                                best.take().expect("matched Some");
-                            record.stop = StopReason::EarlyStopped {
-                                after: Count::units(units),
-                                detail: format!(
-                                    "the exact training log-likelihood stayed more than {} \
-                                     nats below its best {best_ll:.3} (at {best_units} units) \
-                                     for {fallen} iterations, now {ll:.3}: the chains no longer \
-                                     follow the model (raise gibbs_steps or λ); kept the \
-                                     {best_units}-unit model",
-                                    p.fall_tol
-                                ),
-                            };
-                            self.model = best_model;
-                            break;
-                        }
-                    }
-                    Some((_, best_ll, _)) if ll <= *best_ll => fallen = 0,
-                    _ => {
-                        fallen = 0;
-                        best = Some((units, ll, self.model.clone()));
-                    }
-                }
+            if let Some((stop, best)) = train_ll.and_then(|ll| guard.observe(units, ll, &self.model))
+            {
+                record.stop = stop;
+                self.model = best;
+                break;
             }
             if let Some(why) = observer_stop {
                 record.stop = why;
                 break;
             }
         }
+        self.finish(record, start)
+    }
+
+    /// The stop before another step: the iteration cap (`2 T` iterations past the start) or
+    /// an interrupt.
+    fn stop_before_step(&self, max_iter: usize) -> Option<StopReason> {
+        if self.iteration >= max_iter {
+            Some(StopReason::MaxIterations)
+        } else if self.run.interrupted() {
+            Some(StopReason::Interrupted {
+                after: Count::units(self.model.n_units()),
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The size evaluation at `units`: the mean `ln p̃` of the training and validation rows
+    /// and their gap (its time and metrics are filled in by the caller).
+    fn evaluate(&self, units: usize) -> Result<SizeEvaluation> {
+        let train_nfe = mean_log_unnormalized(&self.model, self.data)?;
+        let valid_nfe = self
+            .valid
+            .map(|v| mean_log_unnormalized(&self.model, v))
+            .transpose()?;
+        Ok(SizeEvaluation {
+            units,
+            iteration: self.iteration,
+            train_nfe,
+            valid_nfe,
+            gap: valid_nfe.map(|v| train_nfe - v),
+            wall_s: 0.0,
+            metrics: BTreeMap::new(),
+        })
+    }
+
+    /// Shows the iteration `rec` to the observers (starting them at the `first`); their stop.
+    fn observe(
+        &mut self,
+        rec: &IterationRecord,
+        evaluation: bool,
+        wall_s: f64,
+        metrics: &mut BTreeMap<String, f64>,
+        first: bool,
+    ) -> Result<Option<StopReason>> {
+        let mut progress = FwProgress {
+            model: &self.model,
+            iteration: rec,
+            evaluation,
+            wall_s,
+            metrics,
+        };
+        if first {
+            self.run.start(&mut progress)?;
+        }
+        self.run.observe_at(rec.iteration, &mut progress)
+    }
+
+    /// The record's totals (units removed, MH acceptance, time), the observers finished.
+    fn finish(mut self, mut record: FwRecord, start: Instant) -> Result<FwFit> {
         record.removed = self.removed;
         if self.sampler.proposals() > 0 {
             record.mh_acceptance =

@@ -29,6 +29,7 @@ pub mod model;
 pub mod params;
 pub mod record;
 pub mod sampler;
+mod stops;
 pub mod subproblem;
 pub mod test_ll;
 
