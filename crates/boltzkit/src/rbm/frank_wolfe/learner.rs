@@ -555,7 +555,8 @@ impl<'d> FrankWolfe<'d> {
                     break;
                 }
             }
-            if let Some((stop, best)) = train_ll.and_then(|ll| guard.observe(units, ll, &self.model))
+            if let Some((stop, best)) =
+                train_ll.and_then(|ll| guard.observe(units, ll, &self.model))
             {
                 record.stop = stop;
                 self.model = best;
