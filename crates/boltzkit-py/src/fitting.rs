@@ -120,8 +120,9 @@ fn binarization(threshold: Option<f64>) -> Binarize {
     threshold.map_or(Binarize::None, Binarize::Threshold)
 }
 
-/// The default settings object of a learner (`"rbm"`, `"frank-wolfe"`, `"fsll"`; `"fvbm-ALGO"`
-/// for an FVBM solver, as `"fvbm-newton"`), as JSON: the estimators read their keyword arguments' defaults from it,
+/// The default settings object of a learner (`"rbm"`, `"frank-wolfe"`, `"fsll"`, `"potts"`: the
+/// DCA pipeline's fit; `"fvbm-ALGO"` for an FVBM solver, as `"fvbm-newton"`; `"contacts"`:
+/// contact precision's), as JSON: the estimators read their keyword arguments' defaults from it,
 /// so each default is written once, in the library.
 #[pyfunction]
 pub fn default_settings(kind: &str) -> PyResult<String> {
@@ -131,11 +132,16 @@ pub fn default_settings(kind: &str) -> PyResult<String> {
         boltzkit::settings::to_json(&FsllParams::default())
     } else if kind == "frank-wolfe" {
         boltzkit::settings::to_json(&FwParams::default())
+    } else if kind == "potts" {
+        boltzkit::settings::to_json(&boltzkit::potts::dca::pipeline_params())
+    } else if kind == "contacts" {
+        boltzkit::settings::to_json(&boltzkit::potts::contacts::ContactParams::default())
     } else if let Some(algo) = kind.strip_prefix("fvbm-") {
         FvbmParams::default_for(algo).and_then(|p| boltzkit::settings::to_json(&p))
     } else {
         return Err(PyValueError::new_err(format!(
-            "no settings schema named {kind:?} (known: rbm, frank-wolfe, fsll, fvbm-ALGO)"
+            "no settings schema named {kind:?} (known: rbm, frank-wolfe, fsll, potts, contacts, \
+             fvbm-ALGO)"
         )));
     };
     Ok(value.py()?.to_string())

@@ -34,7 +34,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(potts::potts_scores, m)?)?;
     m.add_function(wrap_pyfunction!(potts::potts_pseudo_log_likelihood, m)?)?;
     m.add_function(wrap_pyfunction!(potts::contact_precision, m)?)?;
-    m.add_function(wrap_pyfunction!(potts::potts_default_settings, m)?)?;
     m.add_function(wrap_pyfunction!(potts::potts_compare_moments, m)?)?;
     m.add_function(wrap_pyfunction!(functions::read_dataset, m)?)?;
     m.add_function(wrap_pyfunction!(datasets::data_registry, m)?)?;

@@ -13,13 +13,13 @@ use boltzkit::fit::{Count, Interrupt, Run};
 use boltzkit::potts::contacts::{
     contact_precision as precision, ranked_pairs, read_distances, ContactParams, Distances,
 };
-use boltzkit::potts::dca::{fit_codes, fit_metadata, pipeline_params, pseudo_log_likelihoods};
+use boltzkit::potts::dca::{fit_codes, fit_metadata, pseudo_log_likelihoods};
 use boltzkit::potts::moments::compare_moments;
 use boltzkit::potts::plm::{PlmParams, PlmProgress};
 use boltzkit::potts::scores::{model_scores, PairScore, ScoreParams};
 use boltzkit::potts::weights::sequence_weights as weights_of;
 use boltzkit::potts::{read_alignment as read, AlignmentParams, Alphabet, Potts};
-use boltzkit::settings::{from_json, to_json};
+use boltzkit::settings::from_json;
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
 };
@@ -76,26 +76,29 @@ pub fn sequence_weights<'py>(
     Ok(PyArray1::from_vec(py, w))
 }
 
-/// Fits a Potts model by pseudo-likelihood (`settings_json`: `PlmParams`) to the rows of `x`
-/// (codes below `states`), weighted by `weights`; `alphabet` names the states. The callback
+/// Fits a Potts model by pseudo-likelihood (`settings_json`: `PlmParams`, the one settings
+/// object `Potts` passes) to the rows of `x`, weighted by `weights`. `alphabet` names the
+/// states and gives their number `q`; without it `q` is the largest code + 1. The callback
 /// gets `{iteration, objective, grad_norm}`; Ctrl-C stops after the current iteration.
 #[pyfunction]
-#[pyo3(signature = (x, states, weights, settings_json, alphabet=None, callback=None, threads=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, settings_json, weights=None, alphabet=None, callback=None, threads=None))]
 pub fn fit_potts(
     py: Python<'_>,
     x: PyReadonlyArray2<'_, u8>,
-    states: u32,
-    weights: Option<PyReadonlyArray1<'_, f64>>,
     settings_json: &str,
+    weights: Option<PyReadonlyArray1<'_, f64>>,
     alphabet: Option<String>,
     callback: Option<Py<PyAny>>,
     threads: Option<usize>,
 ) -> PyResult<FitResult> {
-    let data = convert::dataset(&x, Cards::Given(vec![states; x.shape()[1]]))?;
     let params: PlmParams = from_json("Potts", settings_json).py()?;
     let learner = params.check().py()?;
     let alphabet = alphabet.as_deref().map(Alphabet::parse).transpose().py()?;
+    let states = match &alphabet {
+        Some(a) => a.len() as u32,
+        None => x.as_array().iter().max().map_or(1, |&m| u32::from(m) + 1),
+    };
+    let data = convert::dataset(&x, Cards::Given(vec![states; x.shape()[1]]))?;
     let w: Option<Vec<f64>> = weights.map(|w| w.as_array().to_vec());
     let raised = Raised::default();
     let flag = Interrupt::new();
@@ -120,13 +123,6 @@ pub fn fit_potts(
     record["stop_reason"] = serde_json::json!(fit.record.stop.to_string());
     let model = NativeModel::new(AnyModel::Potts(fit.model), None, meta);
     Ok((model, record.to_string(), pending(py, &raised, signal)))
-}
-
-/// The settings of the pipeline's fit (`potts::dca::pipeline_params`) as JSON: `Potts`'s
-/// defaults, written once in the library.
-#[pyfunction]
-pub fn potts_default_settings() -> PyResult<String> {
-    Ok(to_json(&pipeline_params()).py()?.to_string())
 }
 
 /// Pearson correlations of the one-site frequencies, two-site frequencies and connected
@@ -217,10 +213,10 @@ pub fn potts_pseudo_log_likelihood<'py>(
 }
 
 /// Precision of the top L/5, L/2, L, 2L of the pairs `(i, j, score)` against `distances`
-/// (a file path, or an array of rows `i, j, distance`): a dict as the CLI's `--json`.
+/// (a file path, or an array of rows `i, j, distance`), with `settings_json` (`ContactParams`):
+/// a dict as the CLI's `--json`.
 #[pyfunction]
-#[pyo3(signature = (i, j, score, length, distances, cutoff=8.0, min_separation=5))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (i, j, score, length, distances, settings_json))]
 pub fn contact_precision<'py>(
     py: Python<'py>,
     i: Vec<i64>,
@@ -228,9 +224,9 @@ pub fn contact_precision<'py>(
     score: Vec<f64>,
     length: usize,
     distances: &Bound<'py, PyAny>,
-    cutoff: f64,
-    min_separation: usize,
+    settings_json: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let params: ContactParams = from_json("contact_precision", settings_json).py()?;
     if i.len() != j.len() || i.len() != score.len() {
         return Err(PyValueError::new_err(
             "i, j and score must have the same length",
@@ -256,10 +252,6 @@ pub fn contact_precision<'py>(
     let pairs: Vec<PairScore> = (0..i.len())
         .map(|k| PairScore::new(i[k].min(j[k]), i[k].max(j[k]), score[k]))
         .collect();
-    let params = ContactParams {
-        cutoff,
-        min_separation,
-    };
     let report = precision(&pairs, length, &d, &params).py()?;
     let (ranked, _) = ranked_pairs(&pairs, &d, &params).py()?;
     let json = serde_json::to_string(&report).unwrap_or_default();

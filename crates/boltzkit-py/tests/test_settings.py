@@ -184,3 +184,41 @@ def test_frank_wolfe_settings_are_the_schema(binary_data):
     assert recorded["algo"] == "frank-wolfe"
     with pytest.raises(ValueError, match="bias_learning_rate"):
         _native.fit_frank_wolfe(X, json.dumps({"bias_learning_rate": "fast"}))
+
+
+def test_potts_settings_are_the_schema():
+    """Potts's settings name the fields of ``PlmParams`` (``max_iter``: ``max_iterations``,
+    ``tol``: ``grad_tol``, ``ignore_gaps``: ``gap_state``), in its order, with the DCA
+    pipeline's defaults; the stub lists them; a fit records them in its file and a loaded
+    model gives them back."""
+    own = {"alphabet", "verbose", "callback", "random_state", "n_jobs"}
+    mapped = boltzkit.potts.POTTS_SETTINGS
+    defaults = json.loads(_native.default_settings("potts"))
+    assert list(mapped.values()) == list(defaults)
+    signature = inspect.signature(boltzkit.Potts.__init__).parameters
+    names = [name for name in signature if name != "self"]
+    assert [n for n in names if n not in own] == list(mapped)
+    assert [n for n in doc_parameters(boltzkit.Potts) if n not in own] == list(mapped)
+    assert stub_fields("PottsSettings") == list(defaults)
+    for name, field in mapped.items():
+        expected = defaults[field] is not None if name == "ignore_gaps" else defaults[field]
+        assert signature[name].default == expected, name
+    X = np.array([[0, 1, 2], [1, 1, 0], [2, 0, 1], [0, 2, 2], [1, 0, 0]] * 4, dtype=np.uint8)
+    est = boltzkit.Potts(
+        mode="asymmetric", lambda_h=0.5, lambda_j=0.2, max_iter=7, lbfgs_memory=4, alphabet=None
+    ).fit(X)
+    recorded = json.loads(est.model_.metadata["settings"])
+    got = [recorded[k] for k in ("mode", "lambda_h", "lambda_j", "max_iterations", "lbfgs_memory")]
+    assert got == ["asymmetric", 0.5, 0.2, 7, 4]
+    assert recorded["gap_state"] is None
+    back = boltzkit.potts.Potts._from_native(est.model_)
+    for name in mapped:
+        assert getattr(back, name) == getattr(est, name), name
+    with pytest.raises(ValueError, match="lbfgs_memory"):
+        boltzkit.Potts(lbfgs_memory=0, alphabet=None).fit(X)
+
+
+def test_contact_precision_defaults_are_the_library_s():
+    defaults = json.loads(_native.default_settings("contacts"))
+    signature = inspect.signature(boltzkit.contact_precision).parameters
+    assert {n: signature[n].default for n in defaults} == defaults

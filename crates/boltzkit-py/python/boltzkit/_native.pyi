@@ -196,6 +196,66 @@ def fit_fsll(
     callback: _Callback = None,
     threads: Optional[int] = None,
 ) -> tuple[NativeModel, str, Optional[BaseException]]: ...
+
+class PottsSettings(TypedDict, total=False):
+    """A Potts fit's settings object (the library's ``PlmParams``, JSON); left out, the
+    library's default (``default_settings("potts")``, the DCA pipeline's). ``Potts``'s
+    ``max_iter`` and ``tol`` are ``max_iterations`` and ``grad_tol``; ``ignore_gaps=True`` is
+    ``gap_state=0``."""
+
+    mode: str
+    lambda_h: float
+    lambda_j: float
+    lambda_scale: str
+    lambda_group: float
+    gap_state: Optional[int]
+    max_iterations: int
+    grad_tol: float
+    lbfgs_memory: int
+    memory_limit: int
+
+def fit_potts(
+    x: _U8,
+    settings_json: str,
+    weights: Optional[npt.NDArray[np.float64]] = None,
+    alphabet: Optional[str] = None,
+    callback: _Callback = None,
+    threads: Optional[int] = None,
+) -> tuple[NativeModel, str, Optional[BaseException]]: ...
+
+class ContactSettings(TypedDict, total=False):
+    """Contact precision's settings object (the library's ``ContactParams``, JSON)."""
+
+    cutoff: float
+    min_separation: int
+
+def contact_precision(
+    i: list[int],
+    j: list[int],
+    score: list[float],
+    length: int,
+    distances: Union[_Path, npt.NDArray[np.float64]],
+    settings_json: str,
+) -> dict[str, Any]: ...
+def read_alignment(path: _Path, settings_json: str, for_fit: bool) -> dict[str, Any]: ...
+def sequence_weights(
+    x: _U8, identity: float, threads: Optional[int] = None
+) -> npt.NDArray[np.float64]: ...
+def potts_params(
+    model: NativeModel,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], list[int], Optional[str]]: ...
+def potts_scores(
+    model: NativeModel, apc: bool = True, exclude_gap: bool = False, threads: Optional[int] = None
+) -> npt.NDArray[np.float64]: ...
+def potts_pseudo_log_likelihood(
+    model: NativeModel, x: _U8, threads: Optional[int] = None
+) -> npt.NDArray[np.float64]: ...
+def potts_compare_moments(
+    data: _U8,
+    weights: Optional[npt.NDArray[np.float64]],
+    samples: _U8,
+    states: list[int],
+) -> dict[str, Any]: ...
 def read_dataset(
     path: _Path,
     binarize: Optional[str] = None,

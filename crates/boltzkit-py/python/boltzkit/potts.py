@@ -16,12 +16,29 @@ from . import _native
 from ._base import BaseEstimator, check_fitted
 from ._model import ModelMixin
 from ._results import parse_record, progress_hook
+from ._settings import defaults, settings_json
 from ._validation import check_choice, check_number, check_states, explain_refusal, threads_from
 
 PROTEIN = "-ACDEFGHIKLMNPQRSTVWY"
 
 # The pipeline's fit (the library's potts::dca::pipeline_params), Potts's defaults.
-_DEFAULTS = json.loads(_native.potts_default_settings())
+_POTTS = defaults("potts")
+# Potts's settings by their names in the library's schema (``PlmParams``), in its order: the
+# scikit-learn spellings ``max_iter`` and ``tol`` are ``max_iterations`` and ``grad_tol``;
+# ``ignore_gaps`` is ``gap_state`` (True: code 0, the gap of every named alphabet).
+POTTS_SETTINGS = {
+    "mode": "mode",
+    "lambda_h": "lambda_h",
+    "lambda_j": "lambda_j",
+    "lambda_scale": "lambda_scale",
+    "lambda_group": "lambda_group",
+    "ignore_gaps": "gap_state",
+    "max_iter": "max_iterations",
+    "tol": "grad_tol",
+    "lbfgs_memory": "lbfgs_memory",
+    "memory_limit": "memory_limit",
+}
+_CONTACTS = defaults("contacts")
 
 
 @dataclass
@@ -129,7 +146,13 @@ def sequence_weights(X, identity=0.8, n_jobs=None):
     return _native.sequence_weights(X, float(identity), threads_from(n_jobs))
 
 
-def contact_precision(scores, distances, positions=None, cutoff=8.0, min_separation=5):
+def contact_precision(
+    scores,
+    distances,
+    positions=None,
+    cutoff=_CONTACTS["cutoff"],
+    min_separation=_CONTACTS["min_separation"],
+):
     """Precision of the top L/5, L/2, L and 2L pairs of a score matrix against a structure.
 
     Parameters
@@ -171,8 +194,7 @@ def contact_precision(scores, distances, positions=None, cutoff=8.0, min_separat
         s[iu, ju].tolist(),
         length,
         distances,
-        float(cutoff),
-        int(min_separation),
+        json.dumps({"cutoff": float(cutoff), "min_separation": int(min_separation)}),
     )
 
 
@@ -232,8 +254,10 @@ class Potts(ModelMixin, BaseEstimator):
     ----------
     mode : {"symmetric", "asymmetric"}, default="symmetric"
         One joint objective (plmc) or each site's conditional on its own (PlmDCA).
-    lambda_j, lambda_h : float, default=16.0, 0.01
-        L2 weights of the couplings and fields.
+    lambda_h : float, default=0.01
+        L2 weight of the fields.
+    lambda_j : float, default=16.0
+        L2 weight of the couplings, before ``lambda_scale``.
     lambda_scale : {"fixed", "states_and_sites", "sites"}, default="fixed"
         ``lambda_j`` as given (plmc), times ``(q − 1)(L − 1)`` (EVcouplings, GREMLIN, with
         0.01) or times ``L − 1`` (CCMpred, with 0.2).
@@ -246,6 +270,10 @@ class Potts(ModelMixin, BaseEstimator):
         runs to plmc's convergence test.
     tol : float, default=1e-3
         Stop when ``‖∇f‖ ≤ tol · max(1, ‖x‖)`` (plmc's test).
+    lbfgs_memory : int, default=6
+        L-BFGS correction pairs kept (plmc's).
+    memory_limit : int, default=8589934592
+        Refuse a fit whose estimated memory exceeds this many bytes (8 GiB).
     alphabet : str or None, default="protein"
         Names the states (``"protein"``, ``"rna"``, ``"dna"`` or letters); its length is
         ``q``. None: ``q`` is the largest code + 1.
@@ -272,14 +300,16 @@ class Potts(ModelMixin, BaseEstimator):
 
     def __init__(
         self,
-        mode=_DEFAULTS["mode"],
-        lambda_j=_DEFAULTS["lambda_j"],
-        lambda_h=_DEFAULTS["lambda_h"],
-        lambda_scale=_DEFAULTS["lambda_scale"],
-        lambda_group=_DEFAULTS["lambda_group"],
-        ignore_gaps=False,
-        max_iter=_DEFAULTS["max_iterations"],
-        tol=_DEFAULTS["grad_tol"],
+        mode=_POTTS["mode"],
+        lambda_h=_POTTS["lambda_h"],
+        lambda_j=_POTTS["lambda_j"],
+        lambda_scale=_POTTS["lambda_scale"],
+        lambda_group=_POTTS["lambda_group"],
+        ignore_gaps=_POTTS["gap_state"] is not None,
+        max_iter=_POTTS["max_iterations"],
+        tol=_POTTS["grad_tol"],
+        lbfgs_memory=_POTTS["lbfgs_memory"],
+        memory_limit=_POTTS["memory_limit"],
         alphabet="protein",
         verbose=0,
         callback=None,
@@ -287,13 +317,15 @@ class Potts(ModelMixin, BaseEstimator):
         n_jobs=None,
     ):
         self.mode = mode
-        self.lambda_j = lambda_j
         self.lambda_h = lambda_h
+        self.lambda_j = lambda_j
         self.lambda_scale = lambda_scale
         self.lambda_group = lambda_group
         self.ignore_gaps = ignore_gaps
         self.max_iter = max_iter
         self.tol = tol
+        self.lbfgs_memory = lbfgs_memory
+        self.memory_limit = memory_limit
         self.alphabet = alphabet
         self.verbose = verbose
         self.callback = callback
@@ -302,20 +334,8 @@ class Potts(ModelMixin, BaseEstimator):
 
     def _settings(self):
         """The engine's settings object (``PlmParams``), checked by the library."""
-        check_choice("mode", self.mode, ("symmetric", "asymmetric"))
-        check_choice("lambda_scale", self.lambda_scale, ("fixed", "states_and_sites", "sites"))
-        return json.dumps(
-            {
-                "mode": self.mode,
-                "lambda_j": float(self.lambda_j),
-                "lambda_h": float(self.lambda_h),
-                "lambda_scale": self.lambda_scale,
-                "lambda_group": float(self.lambda_group),
-                "gap_state": 0 if self.ignore_gaps else None,
-                "max_iterations": int(self.max_iter),
-                "grad_tol": float(self.tol),
-            }
-        )
+        names = {k: v for k, v in POTTS_SETTINGS.items() if k != "ignore_gaps"}
+        return settings_json(self, names, gap_state=0 if self.ignore_gaps else None)
 
     def _states(self, X):
         if self.alphabet is None:
@@ -328,7 +348,6 @@ class Potts(ModelMixin, BaseEstimator):
     def fit(self, X, y=None, sample_weight=None):
         """Fits the model to the integer-coded rows of ``X`` (weighted by ``sample_weight``,
         e.g. :func:`sequence_weights`); returns ``self``."""
-        check_number("max_iter", self.max_iter, low=1, integer=True)
         X = self._check_X(X, reset=True)
         q = self._states(X)
         if X.size and int(X.max()) >= q:
@@ -341,9 +360,7 @@ class Potts(ModelMixin, BaseEstimator):
                 raise ValueError(f"sample_weight must have shape ({X.shape[0]},), got {w.shape}")
         hook = progress_hook("Potts", self.verbose, self.callback)
         model, record, exc = explain_refusal(
-            lambda: _native.fit_potts(
-                X, q, w, self._settings(), self.alphabet, hook, self._threads()
-            ),
+            lambda: _native.fit_potts(X, self._settings(), w, self.alphabet, hook, self._threads()),
         )
         self._set_model(model)
         self.n_features_in_ = X.shape[1]
@@ -408,9 +425,10 @@ class Potts(ModelMixin, BaseEstimator):
     def _from_native(cls, model):
         settings = json.loads(model.metadata.get("settings", "{}") or "{}")
         est = cls(alphabet=_native.potts_params(model)[3])
-        for key, attr in (("mode", "mode"), ("lambda_j", "lambda_j"), ("lambda_h", "lambda_h")):
-            if key in settings:
-                setattr(est, attr, settings[key])
+        for name, field in POTTS_SETTINGS.items():
+            if field in settings:
+                value = settings[field]
+                setattr(est, name, value is not None if name == "ignore_gaps" else value)
         est._set_model(model)
         est.n_features_in_ = model.n_variables
         return est

@@ -9,9 +9,10 @@ use crate::interrupt::{self, interrupted_after};
 use crate::progress;
 use crate::report::Summary;
 use boltzkit::fit::{Control, Run};
-use boltzkit::potts::dca::{fit_alignment, DcaInfo, DEFAULT_ITERATIONS};
+use boltzkit::potts::dca::{fit_alignment, pipeline_params, DcaInfo};
 use boltzkit::potts::plm::{PlmMode, PlmParams, PlmProgress};
 use boltzkit::potts::weights::write_weights;
+use boltzkit::settings;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -41,12 +42,43 @@ enum PenaltyArg {
     Ccmpred,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// Which pseudo-likelihood (serialized as the schema's `mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
 enum ModeArg {
-    /// One joint objective (plmc)
+    /// One joint objective (plmc; the library's default)
     Symmetric,
     /// Each site's conditional on its own, couplings averaged (PlmDCA)
     Asymmetric,
+}
+
+/// The engine's flags, serialized under the schema's names ([`PlmParams`]) and put over the
+/// preset's settings (`settings::overlay`): a flag left out is left out of the object, and
+/// each default shown is read from the library ([`pipeline_params`]).
+#[derive(Debug, Args, Serialize)]
+struct PlmFlags {
+    /// Symmetric or asymmetric pseudo-likelihood [default: the library's, symmetric]
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mode: Option<ModeArg>,
+    /// λ_J of the couplings, replacing the preset's (scaled as the preset scales it)
+    #[arg(long, value_name = "λ")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lambda_j: Option<f64>,
+    /// λ_h of the fields, replacing the preset's
+    #[arg(long, value_name = "λ")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lambda_h: Option<f64>,
+    /// Group-L1 weight of each pair's couplings (plmc's -lg)
+    #[arg(long, value_name = "λ", default_value_t = pipeline_params().lambda_group)]
+    lambda_group: f64,
+    /// Most L-BFGS iterations (plmc's -m): the pipeline's budget (contact precision has
+    /// settled by then); 2000 to run to plmc's convergence test
+    #[arg(long, value_name = "N", default_value_t = pipeline_params().max_iterations)]
+    max_iterations: usize,
+    /// Stop when ‖∇f‖ ≤ this × max(1, ‖x‖) (plmc's test)
+    #[arg(long, value_name = "X", default_value_t = pipeline_params().grad_tol)]
+    grad_tol: f64,
 }
 
 #[derive(Debug, Args)]
@@ -58,31 +90,14 @@ pub(super) struct FitArgs {
     alignment: AlignmentFlags,
     #[command(flatten)]
     weights: WeightFlags,
-    /// Symmetric or asymmetric pseudo-likelihood
-    #[arg(long, value_enum, default_value_t = ModeArg::Symmetric)]
-    mode: ModeArg,
     /// The L2 penalty users know by its program
     #[arg(long, value_enum, default_value_t = PenaltyArg::Plmc)]
     penalty: PenaltyArg,
-    /// λ_J of the couplings, replacing the preset's (scaled as the preset scales it)
-    #[arg(long, value_name = "λ")]
-    lambda_j: Option<f64>,
-    /// λ_h of the fields, replacing the preset's
-    #[arg(long, value_name = "λ")]
-    lambda_h: Option<f64>,
-    /// Group-L1 weight of each pair's couplings (plmc's -lg)
-    #[arg(long, value_name = "λ", default_value_t = 0.0)]
-    lambda_group: f64,
+    #[command(flatten)]
+    engine: PlmFlags,
     /// Model only the non-gap letters: gaps are missing data (plmc's -g)
     #[arg(long)]
     ignore_gaps: bool,
-    /// Most L-BFGS iterations (plmc's -m) [default: 30, the pipeline's budget (contact
-    /// precision has settled by then); 2000 to run to plmc's convergence test]
-    #[arg(long, value_name = "N")]
-    max_iterations: Option<usize>,
-    /// Stop when ‖∇f‖ ≤ this × max(1, ‖x‖) (plmc's test) [default: 1e-3]
-    #[arg(long, value_name = "X")]
-    grad_tol: Option<f64>,
     /// Where to write the model (safetensors)
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -121,22 +136,14 @@ struct FitSummary<'a> {
 }
 
 impl FitArgs {
-    /// The engine's settings from the flags.
+    /// The engine's settings: the flags over the penalty preset's.
     fn plm_params(&self) -> anyhow::Result<PlmParams> {
-        let mut p = match self.penalty {
+        let preset = match self.penalty {
             PenaltyArg::Plmc => PlmParams::plmc(),
             PenaltyArg::Evcouplings => PlmParams::evcouplings(),
             PenaltyArg::Ccmpred => PlmParams::ccmpred(),
         };
-        p.mode = match self.mode {
-            ModeArg::Symmetric => PlmMode::Symmetric,
-            ModeArg::Asymmetric => PlmMode::Asymmetric,
-        };
-        p.lambda_j = self.lambda_j.unwrap_or(p.lambda_j);
-        p.lambda_h = self.lambda_h.unwrap_or(p.lambda_h);
-        p.lambda_group = self.lambda_group;
-        p.max_iterations = self.max_iterations.unwrap_or(DEFAULT_ITERATIONS);
-        p.grad_tol = self.grad_tol.unwrap_or(p.grad_tol);
+        let mut p = settings::overlay(&preset, &self.engine)?;
         if self.ignore_gaps {
             let alphabet = self.alignment.params()?.alphabet;
             p.gap_state = Some(alphabet.gap().ok_or_else(|| {
