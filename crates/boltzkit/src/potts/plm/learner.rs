@@ -118,7 +118,7 @@ impl CheckedPlmParams {
                 let mut obj = Symmetric::new(&coded, penalty, run.interrupt_flag().cloned());
                 let mut x0 = vec![0.0; obj.len()];
                 x0[..n_h].copy_from_slice(&h0);
-                {
+                let f0 = {
                     let mut g = vec![0.0; x0.len()];
                     let f0 = obj.eval(&x0, &mut g)?;
                     let mut progress = PlmProgress {
@@ -137,7 +137,9 @@ impl CheckedPlmParams {
                             format!("stopped the fit before its first iteration ({why})"),
                         ));
                     }
-                }
+                    f0
+                };
+                let mut window = ObjectiveWindow::new(p.objective_tol, p.objective_window, f0);
                 let r = minimize_with_state(|x, g| obj.eval(x, g), x0, &lbfgs, &mut |s| {
                     let mut progress = PlmProgress {
                         iteration: s.iteration,
@@ -151,9 +153,12 @@ impl CheckedPlmParams {
                     if let Some(why) = run.observe_at(s.iteration, &mut progress)? {
                         return Ok(Some(why));
                     }
-                    Ok(run.interrupted().then_some(StopReason::Interrupted {
-                        after: Count::iterations(s.iteration),
-                    }))
+                    if run.interrupted() {
+                        return Ok(Some(StopReason::Interrupted {
+                            after: Count::iterations(s.iteration),
+                        }));
+                    }
+                    Ok(window.settled(s.f).then_some(StopReason::FunctionTolerance))
                 })?;
                 // The pseudo-likelihood at the returned point (the last evaluation may have
                 // been a rejected trial step).
@@ -246,6 +251,37 @@ impl Learner for CheckedPlmParams {
     /// Unweighted; see [`CheckedPlmParams::fit_weighted`].
     fn fit_with(&self, data: &Dataset, run: Run<'_, Self>) -> Result<Fit<Potts, PlmRecord>> {
         self.fit_weighted(data, None, run)
+    }
+}
+
+/// [`PlmParams::objective_tol`]'s test: the objectives of the last `window + 1` iterates.
+///
+/// [`PlmParams::objective_tol`]: super::PlmParams::objective_tol
+pub(crate) struct ObjectiveWindow {
+    tol: f64,
+    recent: std::collections::VecDeque<f64>,
+    window: usize,
+}
+
+impl ObjectiveWindow {
+    pub(crate) fn new(tol: f64, window: usize, f0: f64) -> Self {
+        ObjectiveWindow {
+            tol,
+            recent: std::collections::VecDeque::from([f0]),
+            window,
+        }
+    }
+
+    /// Records the objective `f` after an iteration; true when it is at most
+    /// `tol · |f|` below the objective `window` iterations earlier (never when `tol` is 0).
+    pub(crate) fn settled(&mut self, f: f64) -> bool {
+        self.recent.push_back(f);
+        if self.recent.len() > self.window + 1 {
+            self.recent.pop_front();
+        }
+        self.tol > 0.0
+            && self.recent.len() == self.window + 1
+            && self.recent[0] - f <= self.tol * f.abs()
     }
 }
 

@@ -244,6 +244,48 @@ fn fits_reach_first_order_optimality() {
 }
 
 #[test]
+fn objective_window_stops_when_the_objective_settles() {
+    use super::learner::ObjectiveWindow;
+    // Off at tol 0; on, it waits for a full window and compares with the objective `window`
+    // iterations back.
+    let mut off = ObjectiveWindow::new(0.0, 2, 100.0);
+    assert!(!(0..5).any(|_| off.settled(100.0)));
+    let mut w = ObjectiveWindow::new(1e-2, 2, 100.0);
+    assert!(!w.settled(90.0)); // window not full
+    assert!(!w.settled(89.5)); // 100 → 89.5: fell 10.5 > 0.895
+    assert!(w.settled(89.2)); // 90 → 89.2: fell 0.8 ≤ 0.892
+                              // A fit with the window test on stops early as converged, at an objective within its
+                              // tolerance of the fit run to the tight gradient test.
+    let (data, w) = random_data(&[3, 4, 3, 2, 3], 200, 2);
+    let tight = PlmParams {
+        lambda_j: 0.2,
+        grad_tol: 1e-7,
+        ..PlmParams::default()
+    };
+    let fit = |p: &PlmParams| {
+        p.check()
+            .unwrap()
+            .fit_weighted(&data, Some(&w), crate::fit::Run::new())
+            .unwrap()
+    };
+    let a = fit(&tight);
+    let b = fit(&PlmParams {
+        objective_tol: 1e-6,
+        objective_window: 3,
+        ..tight.clone()
+    });
+    assert_eq!(b.record.stop, crate::fit::StopReason::FunctionTolerance);
+    assert!(b.record.iterations < a.record.iterations);
+    assert!(b.record.objective - a.record.objective < 1e-5 * a.record.objective);
+    assert!(PlmParams {
+        objective_window: 0,
+        ..PlmParams::default()
+    }
+    .check()
+    .is_err());
+}
+
+#[test]
 fn settings_check_and_memory_refusal() {
     assert!(PlmParams {
         lambda_h: -1.0,
