@@ -211,6 +211,8 @@ class PottsSettings(TypedDict, total=False):
     gap_state: Optional[int]
     max_iterations: int
     grad_tol: float
+    objective_tol: float
+    objective_window: int
     lbfgs_memory: int
     memory_limit: int
 

@@ -35,6 +35,8 @@ POTTS_SETTINGS = {
     "ignore_gaps": "gap_state",
     "max_iter": "max_iterations",
     "tol": "grad_tol",
+    "objective_tol": "objective_tol",
+    "objective_window": "objective_window",
     "lbfgs_memory": "lbfgs_memory",
     "memory_limit": "memory_limit",
 }
@@ -270,6 +272,11 @@ class Potts(ModelMixin, BaseEstimator):
         runs to plmc's convergence test.
     tol : float, default=1e-3
         Stop when ``‖∇f‖ ≤ tol · max(1, ‖x‖)`` (plmc's test).
+    objective_tol : float, default=0.0
+        Also stop (converged) when the objective fell by at most ``objective_tol · |f|``
+        over the last ``objective_window`` iterations (liblbfgs' delta test); 0 is off.
+    objective_window : int, default=10
+        Iterations over which ``objective_tol``'s decrease is measured.
     lbfgs_memory : int, default=6
         L-BFGS correction pairs kept (plmc's).
     memory_limit : int, default=8589934592
@@ -308,6 +315,8 @@ class Potts(ModelMixin, BaseEstimator):
         ignore_gaps=_POTTS["gap_state"] is not None,
         max_iter=_POTTS["max_iterations"],
         tol=_POTTS["grad_tol"],
+        objective_tol=_POTTS["objective_tol"],
+        objective_window=_POTTS["objective_window"],
         lbfgs_memory=_POTTS["lbfgs_memory"],
         memory_limit=_POTTS["memory_limit"],
         alphabet="protein",
@@ -324,6 +333,8 @@ class Potts(ModelMixin, BaseEstimator):
         self.ignore_gaps = ignore_gaps
         self.max_iter = max_iter
         self.tol = tol
+        self.objective_tol = objective_tol
+        self.objective_window = objective_window
         self.lbfgs_memory = lbfgs_memory
         self.memory_limit = memory_limit
         self.alphabet = alphabet
