@@ -368,6 +368,7 @@ macro_rules! multiversion {
 }
 
 pub mod binary;
+pub mod pl_terms;
 
 multiversion! {
     /// `x_i ← σ(x_i)` over a slice (vectorized; AVX2 when available).

@@ -171,6 +171,11 @@ pub struct MpleRecord {
     /// Wall-clock seconds of the fit, the separation LP excluded (its own seconds are in
     /// [`MpleRecord::existence`]).
     pub seconds: f64,
+    /// The index into [`MpleRecord::objective`] from which its values come from `f64`
+    /// products; those before it come from the `f32` products of the L-BFGS solver's first
+    /// run (accurate to about `1e-11` relative), and the two parts are compared only within
+    /// themselves. 0 for the other solvers.
+    pub precise_from: usize,
 }
 
 impl MpleRecord {
@@ -193,11 +198,14 @@ impl MpleRecord {
     }
 
     /// True when the objective never decreased from one iteration to the next by more than
-    /// round-off ([`ROUND_OFF`] relative).
+    /// round-off ([`ROUND_OFF`] relative), within each precision's part of the trace
+    /// ([`MpleRecord::precise_from`]).
     pub fn is_monotone(&self) -> bool {
-        self.objective
-            .windows(2)
-            .all(|w| w[1] >= w[0] - ROUND_OFF * w[0].abs().max(1.0))
+        let (single, double) = self.objective.split_at(self.precise_from);
+        [single, double].iter().all(|part| {
+            part.windows(2)
+                .all(|w| w[1] >= w[0] - ROUND_OFF * w[0].abs().max(1.0))
+        })
     }
 }
 
@@ -310,6 +318,7 @@ pub(crate) struct Path {
     snapshots: Vec<Snapshot>,
     current: Snapshot,
     before_current: Option<Snapshot>,
+    precise_from: usize,
 }
 
 impl Path {
@@ -326,6 +335,7 @@ impl Path {
             snapshots: vec![start.clone()],
             current: start,
             before_current: None,
+            precise_from: 0,
         }
     }
 
@@ -347,6 +357,15 @@ impl Path {
             self.snapshots.push(here.clone());
         }
         self.before_current = Some(std::mem::replace(&mut self.current, here));
+    }
+
+    /// Replaces the objective now by `objective`, the same point's value computed more
+    /// precisely (the L-BFGS solver's switch from `f32` to `f64` products).
+    /// [`MpleRecord::precise_from`] becomes this point.
+    pub(crate) fn revalue_last(&mut self, objective: f64) {
+        *self.objective.last_mut().expect("the path holds the start") = objective;
+        self.current.objective = objective;
+        self.precise_from = self.objective.len() - 1;
     }
 
     /// The iterate now.
@@ -579,6 +598,7 @@ pub(crate) fn conclude(
             runaway,
             warnings,
             seconds,
+            precise_from: path.precise_from,
         },
     })
 }

@@ -8,6 +8,9 @@
 //! kernels, blocked and threaded; the library's L-BFGS ([`crate::optim::lbfgs`]) minimizes
 //! `−objective / n`, so `grad_tol` is its own stopping rule (every component of the gradient
 //! per sample at most `grad_tol`), and `τ` stops it when an iteration gains less than `τ`.
+//! The run uses `f32` products (twice the lanes; fields to about `1e-7` relative) until it
+//! stops, then a second L-BFGS run continues in `f64` from that point (usually zero or a few
+//! iterations), so the reported objective, gradient and stop are `f64`'s.
 //! Memory is `O(n d + d²)`: no Hessian, unlike [`super::newton`].
 //!
 //! Without penalty, whether the maximizer exists is decided by Stiemke's certificate solved
@@ -27,8 +30,8 @@ use super::separation;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::fit::{Learner, Run, StopReason};
-use crate::optim::lbfgs::{minimize_with_state, LbfgsParams, LbfgsState};
-use design::Design;
+use crate::optim::lbfgs::{minimize_with_state, LbfgsParams, LbfgsResult, LbfgsState};
+use design::{Design, Precision};
 use std::cell::Cell;
 use std::time::Instant;
 
@@ -121,12 +124,14 @@ impl Learner for CheckedPlmParams {
         let interrupt = run.interrupt_flag().cloned();
         let n = pl.n_samples() as f64;
         let l2n = n * params.mple.l2;
-        // The penalized objective F and −∇F / n; L-BFGS minimizes −F / n.
+        // The penalized objective F and −∇F / n; L-BFGS minimizes −F / n. `f32` products
+        // until that run stops, then `f64` from where it stopped (the polish).
+        let precision = Cell::new(Precision::Single);
         let first = Cell::new(None);
         let eval = |theta: &[f64], grad: &mut [f64]| -> Result<f64> {
             // The start is always evaluated, so an interrupt keeps the starting model.
             let poll = first.get().and(interrupt.as_ref());
-            let f = design.log_pl_gradient(theta, grad, poll)?;
+            let f = design.log_pl_gradient(theta, grad, precision.get(), poll)?;
             let mut sq = 0.0;
             for (g, t) in grad.iter_mut().zip(theta) {
                 sq += t * t;
@@ -146,18 +151,63 @@ impl Learner for CheckedPlmParams {
         };
         let mut path: Option<Path> = None;
         let theta0 = init.theta();
+        // Iterations of the f32 run, and the f64 objective where it stopped.
+        let done = Cell::new(0);
+        let revalued = Cell::new(None);
         let mut observe = |s: &LbfgsState<'_>| -> Result<Option<StopReason>> {
             let f = -s.f * n;
             let path = path.get_or_insert_with(|| {
                 Path::new(theta0.clone(), first.get().expect("evaluated at the start"))
             });
+            if let Some(v) = revalued.take() {
+                path.revalue_last(v);
+            }
+            let iteration = done.get() + s.iteration;
             let gain = f - path.last();
-            path.push(s.iteration, s.x.to_vec(), f);
-            after_iteration(&mut run, &params.mple, s.iteration, f, gain)
+            path.push(iteration, s.x.to_vec(), f);
+            after_iteration(&mut run, &params.mple, iteration, f, gain)
         };
-        let result = minimize_with_state(eval, theta0.clone(), &lbfgs, &mut observe)?;
+        let mut result = minimize_with_state(&eval, theta0.clone(), &lbfgs, &mut observe)?;
+        if !matches!(result.stop, StopReason::Interrupted { .. }) {
+            precision.set(Precision::Double);
+            done.set(result.iterations);
+            let polish = LbfgsParams {
+                max_iterations: lbfgs.max_iterations.saturating_sub(result.iterations),
+                ..lbfgs.clone()
+            };
+            let x = std::mem::take(&mut result.x);
+            if polish.max_iterations == 0 {
+                let mut g = vec![0.0; x.len()];
+                result.f = eval(&x, &mut g)?;
+                result.grad_max = g.iter().fold(0.0, |m, v| m.max(v.abs()));
+                result.x = x;
+                revalued.set(Some(-result.f * n));
+            } else {
+                let mut at_switch = true;
+                let eval_polish = |theta: &[f64], grad: &mut [f64]| -> Result<f64> {
+                    let f = eval(theta, grad)?;
+                    if std::mem::take(&mut at_switch) {
+                        revalued.set(Some(-f * n));
+                    }
+                    Ok(f)
+                };
+                let r = minimize_with_state(eval_polish, x, &polish, &mut observe)?;
+                result = LbfgsResult {
+                    iterations: result.iterations + r.iterations,
+                    ..r
+                };
+            }
+        }
         let f_end = -result.f * n;
-        let path = path.unwrap_or_else(|| Path::new(theta0, f_end));
+        // Where the f64 run made no iteration, the last point's f64 value.
+        let path = match (path, revalued.take()) {
+            (Some(mut path), Some(v)) => {
+                path.revalue_last(v);
+                path
+            }
+            (Some(path), None) => path,
+            (None, _) => Path::new(theta0, f_end),
+        };
         let ending = Ending {
             algorithm: Algorithm::Plm,
             start,

@@ -1,22 +1,36 @@
 //! Whether the MPLE exists, matrix-free: Stiemke's certificate of
 //! [`crate::fvbm::separation`] with its linear system solved by preconditioned conjugate
 //! gradients on products with the design ([`Design::gram_times`]) instead of a dense
-//! Cholesky factor of `p = d(d+1)/2` unknowns.
+//! Cholesky factor of `p = d(d+1)/2` unknowns, and usually no solve at all.
 //!
 //! At the fitted `θ`, `y⁰_q = w_u |x_uj − E[x_j | h_uj]| > 0` has `Aᵀy⁰ = ∇P_n(θ) = g` (the
 //! notation of `separation`: pair `q` = (distinct row `u`, unit `j`), `a_q = s_q ∂h_uj/∂θ`).
-//! With `K = Σ_q w_u a_q a_qᵀ` and `ν ≈ K⁻¹g` by conjugate gradients, `y_q = y⁰_q − w_u a_qᵀν`
-//! has `Aᵀy = g − Kν = ρ`, the solve's residual. If every `y_q ≥ m > 0`, then for any `Δ` in
-//! the unit box with `AΔ ≥ 0`, `m Σ_q a_qᵀΔ ≤ yᵀAΔ = ρᵀΔ ≤ ‖ρ‖₁`: its slacks sum to at most
-//! `‖ρ‖₁ / m`. The certificate holds when that is at most [`LP_TOL`], the tolerance below
-//! which the separation LP counts a slack as zero: no recession direction exists that the LP
-//! could find (with `ρ = 0` it is Stiemke's lemma exactly). Cost: a few dozen passes of two
-//! matrix products each, `O(n d²)` work and `O(p)` memory, against the LP's
-//! `O(d² · n)` constraints on `p` unknowns.
+//! The MPLE fails to exist exactly when a recession direction `Δ ≠ 0` has `AΔ ≥ 0`.
+//!
+//! **The bound** (exact, no tolerance). Let `y ≥ m > 0` componentwise with `Aᵀy = ρ`, and
+//! `σ² ≤ λ_min(AᵀA)`. For a recession direction, `z = AΔ ≥ 0` and
+//! `m‖z‖₂ ≤ m‖z‖₁ ≤ yᵀz = ρᵀΔ ≤ ‖ρ‖₂‖Δ‖₂ ≤ ‖ρ‖₂‖z‖₂ / σ`, so `mσ ≤ ‖ρ‖₂` (and `σ > 0`
+//! rules out `AΔ = 0`). Hence `‖ρ‖₂ < mσ` proves that no recession direction exists: the
+//! MPLE exists (and is unique). The rows of `A` are `±∂h_uj/∂θ`, and
+//! `AᵀA = Sᵀ(I_d ⊗ C₀)S` with `C₀ = X₁ᵀX₁` over the distinct rows ([`Design::second_moments`])
+//! and `S` the map from `θ` to `P = [M; bᵀ]`, which has `‖Sθ‖ ≥ ‖θ‖`; so
+//! `λ_min(AᵀA) ≥ λ_min(C₀)`, and `λ_min(C₀) > c` is proved by a Cholesky factor of
+//! `C₀ − (c + δ)I` ([`eigenvalues_exceed`]), `O(d³)` once. At a converged fit `y = y⁰`,
+//! `ρ = g` usually passes at once; otherwise conjugate gradients on `Kν = g`, with
+//! `K = Σ_q w_u a_q a_qᵀ`, give `y_q = y⁰_q − w_u a_qᵀν` and `ρ = g − Kν`, and the bound is
+//! tried again on them.
+//!
+//! The older test stays as a second way to pass: if every `y_q ≥ m > 0` and `Aᵀy = ρ`, then
+//! for any `Δ` in the unit box with `AΔ ≥ 0`, `m Σ_q a_qᵀΔ ≤ ‖ρ‖₁`: its slacks sum to at most
+//! `‖ρ‖₁ / m`, below [`LP_TOL`] (the tolerance below which the separation LP counts a slack as
+//! zero) when the certificate holds. Cost: one pass and `C₀` (half a pass), then a few dozen
+//! passes of two matrix products each only when the bound fails, `O(n d²)` work and
+//! `O(p + d²)` memory, against the LP's `O(d² · n)` constraints on `p` unknowns.
 
+use super::super::dense::cholesky_until;
 use super::super::separation::{Existence, LP_TOL};
-use super::design::Design;
-use crate::error::Result;
+use super::design::{Design, Precision, Weights};
+use crate::error::{Error, Result};
 use crate::fit::Interrupt;
 use std::time::Instant;
 
@@ -34,15 +48,37 @@ pub(crate) fn check(
     let start = Instant::now();
     let p = theta.len();
     let mut g = vec![0.0; p];
-    design.log_pl_gradient(theta, &mut g, interrupt)?;
+    design.log_pl_gradient(theta, &mut g, Precision::Double, interrupt)?;
+    let moments = design.second_moments(interrupt)?;
     let zero = vec![0.0; p];
-    let m0 = design.stiemke_margin(theta, &zero, interrupt)?;
+    let w0 = design.stiemke_weights(theta, &zero, interrupt)?;
+    if bound_holds(&moments, &w0, l2(&g), interrupt)? {
+        return Ok(Ok(holds(design, n_distinct, start)));
+    }
+    let m0 = w0.min;
     if m0.is_nan() || m0 <= 0.0 {
         return Ok(Err(format!(
             "some conditional probability at the fitted point is 0 or 1 to working precision \
              (smallest weight {m0:.1e})"
         )));
     }
+    // Both tests at ν, with the residual recomputed (the recurrence's drifts): whether the
+    // certificate holds, the smallest corrected weight and ‖ρ‖₁.
+    let mut kd = vec![0.0; p];
+    let attempt = |nu: &[f64], kd: &mut [f64]| -> Result<(bool, f64, f64)> {
+        design.gram_times(nu, kd, interrupt)?;
+        let rho1: f64 = g.iter().zip(&*kd).map(|(a, b)| (a - b).abs()).sum();
+        let rho2 = g
+            .iter()
+            .zip(&*kd)
+            .map(|(a, b)| (a - b).powi(2))
+            .sum::<f64>();
+        let w = design.stiemke_weights(theta, nu, interrupt)?;
+        let m = w.min;
+        let ok =
+            (m > 0.0 && rho1 <= LP_TOL * m) || bound_holds(&moments, &w, rho2.sqrt(), interrupt)?;
+        Ok((ok, m, rho1))
+    };
     let target = 0.25 * LP_TOL * m0;
     let diag = design.gram_diagonal();
     let mut nu = vec![0.0; p];
@@ -50,7 +86,6 @@ pub(crate) fn check(
     let mut z: Vec<f64> = r.iter().zip(&diag).map(|(a, b)| a / b).collect();
     let mut dir = z.clone();
     let mut rz = dot(&r, &z);
-    let mut kd = vec![0.0; p];
     let mut steps = 0;
     while l1(&r) > target && steps < MAX_STEPS && rz > 0.0 {
         steps += 1;
@@ -70,20 +105,14 @@ pub(crate) fn check(
         let beta = rz_new / rz;
         rz = rz_new;
         dir.iter_mut().zip(&z).for_each(|(x, v)| *x = v + beta * *x);
+        // the bound usually holds long before the residual reaches the LP's tolerance
+        if steps >= 4 && steps.is_power_of_two() && attempt(&nu, &mut kd)?.0 {
+            return Ok(Ok(holds(design, n_distinct, start)));
+        }
     }
-    // The residual recomputed, not the recurrence's (which drifts).
-    design.gram_times(&nu, &mut kd, interrupt)?;
-    let rho: f64 = g.iter().zip(&kd).map(|(a, b)| (a - b).abs()).sum();
-    let m = design.stiemke_margin(theta, &nu, interrupt)?;
-    if m > 0.0 && rho <= LP_TOL * m {
-        Ok(Ok(Existence {
-            separation: None,
-            pairs: design.d() * n_distinct,
-            rounds: 0,
-            constraints: 0,
-            certificate: true,
-            seconds: start.elapsed().as_secs_f64(),
-        }))
+    let (ok, m, rho) = attempt(&nu, &mut kd)?;
+    if ok {
+        Ok(Ok(holds(design, n_distinct, start)))
     } else {
         Ok(Err(format!(
             "Stiemke's certificate at the fitted point did not hold (smallest corrected \
@@ -92,10 +121,142 @@ pub(crate) fn check(
     }
 }
 
+/// The bound of the module's doc at corrected weights `w` with `‖ρ‖₂ = rho`: for a
+/// threshold `τ = 2^−i`, drop the pairs with `y_q < τ` (at most `k_i` per unit, each
+/// lowering `λ_min` of its unit's block of `AᵀA` by at most `‖x̃_u‖² ≤ d + 1`), so that
+/// `τ‖z‖₂` over the rest is at most `yᵀz`: no recession direction if
+/// `λ_min(C₀) > k_i (d + 1) + (2‖ρ‖₂ / τ)²` (a factor 2 for round-off in `ρ` and `y`), tried
+/// at the `i` with the smallest right side. Needs every `y_q ≥ 0`.
+fn bound_holds(
+    moments: &[f64],
+    w: &Weights,
+    rho: f64,
+    interrupt: Option<&Interrupt>,
+) -> Result<bool> {
+    if !(w.min >= 0.0 && rho.is_finite()) {
+        return Ok(false);
+    }
+    let e = (moments.len() as f64).sqrt().round() as usize;
+    let need = w
+        .most_below()
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| k as f64 * e as f64 + (2.0 * rho * 2f64.powi(i as i32)).powi(2))
+        .fold(f64::INFINITY, f64::min);
+    eigenvalues_exceed(moments, e, need, interrupt)
+}
+
+/// The record of a certificate that holds.
+fn holds(design: &Design, n_distinct: usize, start: Instant) -> Existence {
+    Existence {
+        separation: None,
+        pairs: design.d() * n_distinct,
+        rounds: 0,
+        constraints: 0,
+        certificate: true,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// Whether every eigenvalue of the symmetric `e × e` matrix `c0` exceeds `c`: a Cholesky
+/// factor of `c0 − (c + δ)I` exists. `δ = 2(e + 1)²·ε·max_i c0_ii` covers the round-off: a
+/// factorization that runs to its end in floating point is exact for a perturbation of norm
+/// at most `(e + 1)·e·(ε/2)·max_i c0_ii` (Demmel's bound), so success proves
+/// `λ_min(c0) ≥ c + δ − δ/4 > c`.
+pub(crate) fn eigenvalues_exceed(
+    c0: &[f64],
+    e: usize,
+    c: f64,
+    interrupt: Option<&Interrupt>,
+) -> Result<bool> {
+    let max_diag = (0..e).map(|i| c0[i * e + i]).fold(0.0f64, f64::max);
+    let delta = 2.0 * ((e + 1) * (e + 1)) as f64 * f64::EPSILON * max_diag;
+    let shift = c + delta;
+    if !shift.is_finite() || shift >= max_diag {
+        return Ok(false);
+    }
+    let mut a = c0.to_vec();
+    for i in 0..e {
+        a[i * e + i] -= shift;
+    }
+    match cholesky_until(&mut a, e, interrupt) {
+        None => Err(Error::Interrupted {
+            what: "the existence certificate".into(),
+        }),
+        Some(factor) => Ok(factor.is_ok()),
+    }
+}
+
+fn l2(a: &[f64]) -> f64 {
+    dot(a, a).sqrt()
+}
+
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 fn l1(a: &[f64]) -> f64 {
     a.iter().map(|x| x.abs()).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::pseudo::PlData;
+    use super::super::super::{exact, separation, Convention, Fvbm, MpleParams};
+    use super::super::PlmParams;
+    use super::*;
+    use crate::fit::Learner;
+    use crate::rng::rng_from_seed;
+
+    #[test]
+    fn certificate_agrees_with_the_lp() {
+        // small samples of 4 units: some separated (the LP finds a direction), some not
+        let (mut certified, mut separated) = (0, 0);
+        for (seed, n) in [(1, 25), (2, 40), (3, 60), (4, 400), (5, 30), (6, 2000)] {
+            for conv in [Convention::Spin, Convention::Binary] {
+                let truth = Fvbm::random(4, 0.5, conv, &mut rng_from_seed(seed)).unwrap();
+                let data = exact::sample(&truth, n, &mut rng_from_seed(seed + 100)).unwrap();
+                let p = PlmParams {
+                    mple: MpleParams {
+                        convention: conv,
+                        check_existence: false,
+                        max_iterations: 300,
+                        ..MpleParams::default()
+                    },
+                    ..PlmParams::default()
+                };
+                let fit = p.check().unwrap().fit(&data).unwrap();
+                let pl = PlData::new(&data, conv).unwrap();
+                let design = Design::new(&pl);
+                let verdict = check(&design, &fit.model.theta(), pl.n_distinct(), None).unwrap();
+                let lp = separation::check(&pl).unwrap();
+                if verdict.is_ok() {
+                    certified += 1;
+                    assert!(
+                        lp.exists(),
+                        "seed {seed}, n {n}, {conv}: certified but separated"
+                    );
+                }
+                if !lp.exists() {
+                    separated += 1;
+                }
+            }
+        }
+        assert!(
+            certified >= 2 && separated >= 2,
+            "{certified} certified, {separated} separated"
+        );
+    }
+
+    #[test]
+    fn eigenvalue_bound_matches_the_known_spectrum() {
+        // [[2, 1], [1, 2]] has eigenvalues 1 and 3
+        let c0 = [2.0, 1.0, 1.0, 2.0];
+        assert!(eigenvalues_exceed(&c0, 2, 0.999, None).unwrap());
+        assert!(!eigenvalues_exceed(&c0, 2, 1.0, None).unwrap());
+        assert!(!eigenvalues_exceed(&c0, 2, f64::NAN, None).unwrap());
+        // singular: nothing positive exceeds its smallest eigenvalue 0
+        let c1 = [1.0, 1.0, 1.0, 1.0];
+        assert!(!eigenvalues_exceed(&c1, 2, 1e-300, None).unwrap());
+    }
 }

@@ -6,6 +6,12 @@
 //! `R_uj = w_u (x_uj − E[x_j | h_uj])` (the gradient of Eq. 2.1 of Nguyen & Wood, as in
 //! [`crate::fvbm::pseudo`], which stays the brute-force twin).
 //!
+//! The design is held in `f32` (its values −1, 0 and 1 are exact there): a pass in
+//! [`Precision::Single`] runs both products in `sgemm` (twice the lanes of `dgemm`), with the
+//! fields widened to `f64` for the per-unit terms ([`crate::linalg::pl_terms`]) and every sum
+//! across blocks in `f64`; [`Precision::Double`] widens each block to `f64` first, for the
+//! end of a fit and the existence certificate.
+//!
 //! The rows are taken in fixed blocks ([`Design::block`], set by the number of rows alone),
 //! 16 blocks at a time in parallel, each block's `G` summed in block order: the result is the
 //! same bits for any number of threads. The interrupt is polled before every block, so
@@ -16,7 +22,7 @@ use super::super::model::{n_params, upper_index};
 use super::super::pseudo::PlData;
 use crate::error::{Error, Result};
 use crate::fit::Interrupt;
-use crate::linalg::{dgemm, Op};
+use crate::linalg::{dgemm, pl_terms, sgemm, Op};
 use rayon::prelude::*;
 
 /// Blocks evaluated in parallel before their products are summed (in block order).
@@ -26,6 +32,15 @@ const MAX_BLOCK: usize = 2048;
 /// Rows per block at least (below this the product's overheads dominate).
 const MIN_BLOCK: usize = 64;
 
+/// The arithmetic of a pass's two products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Precision {
+    /// `f32` products (fields accurate to about `1e-7` relative), `f64` terms and sums.
+    Single,
+    /// `f64` throughout.
+    Double,
+}
+
 /// The data of a pseudo-likelihood fit as a dense design for matrix products.
 pub(crate) struct Design {
     conv: Convention,
@@ -33,7 +48,7 @@ pub(crate) struct Design {
     rows: usize,
     block: usize,
     /// `rows × (d+1)` row-major: the values of the units in the convention, then 1.
-    x: Vec<f64>,
+    x: Vec<f32>,
     /// How many samples each distinct row stands for.
     w: Vec<f64>,
 }
@@ -44,28 +59,29 @@ pub(crate) struct Design {
 #[inline(always)]
 pub(crate) fn unit_terms(conv: Convention, h: f64) -> (f64, f64) {
     match conv {
-        Convention::Spin => {
-            let a = h.abs();
-            let e = (-2.0 * a).exp();
-            let t = (1.0 - e) / (1.0 + e);
-            (a + e.ln_1p(), if h < 0.0 { -t } else { t })
-        }
-        Convention::Binary => {
-            let e = (-h.abs()).exp();
-            let inv = 1.0 / (1.0 + e);
-            (h.max(0.0) + e.ln_1p(), if h < 0.0 { e * inv } else { inv })
-        }
+        Convention::Spin => pl_terms::spin_terms(h),
+        Convention::Binary => pl_terms::binary_terms(h),
     }
+}
+
+/// One block's design rows in both precisions.
+struct Block<'a> {
+    /// The first row.
+    u0: usize,
+    /// `mb × (d+1)` in `f32` (the stored rows).
+    x32: &'a [f32],
+    /// The same rows widened to `f64`.
+    x64: Vec<f64>,
 }
 
 impl Design {
     /// The design of `data` (its distinct rows and counts).
     pub(crate) fn new(data: &PlData) -> Self {
         let (d, rows) = (data.d(), data.n_distinct());
-        let mut x = vec![1.0; rows * (d + 1)];
+        let mut x = vec![1.0f32; rows * (d + 1)];
         for j in 0..d {
             for (u, &v) in data.column(j).iter().enumerate() {
-                x[u * (d + 1) + j] = v;
+                x[u * (d + 1) + j] = v as f32;
             }
         }
         Design {
@@ -83,15 +99,16 @@ impl Design {
         rows.div_ceil(GROUP).clamp(MIN_BLOCK, MAX_BLOCK)
     }
 
-    /// Bytes held during a fit on `rows` distinct rows of `d` units: the design, the
-    /// parameter and gradient matrices, and per block in flight its fields and its `G`.
+    /// Bytes held during a fit on `rows` distinct rows of `d` units: the design (`f32`), the
+    /// parameter and gradient matrices, and per block in flight its rows widened to `f64`,
+    /// its fields in both precisions and its `G`.
     pub(crate) fn memory_estimate(d: u64, rows: u64) -> u64 {
         let b = Self::block(rows as usize) as u64;
         let g = (d + 1).saturating_mul(d).saturating_mul(8);
         rows.saturating_mul(d + 1)
-            .saturating_mul(8)
-            .saturating_add(g.saturating_mul(GROUP as u64 + 3))
-            .saturating_add(b.saturating_mul(d).saturating_mul(16 * GROUP as u64))
+            .saturating_mul(4)
+            .saturating_add(g.saturating_mul(GROUP as u64 + 4))
+            .saturating_add(b.saturating_mul(d + 1).saturating_mul(28 * GROUP as u64))
     }
 
     /// Multiply-adds of one pass (the two products).
@@ -133,39 +150,90 @@ impl Design {
         }
     }
 
+    /// The blocks `first..last`, in parallel, each as `f(block)`; the interrupt is polled
+    /// before each (`what` names the work it stops).
+    fn blocks<T: Send>(
+        &self,
+        range: std::ops::Range<usize>,
+        interrupt: Option<&Interrupt>,
+        what: &str,
+        f: impl Fn(&Block<'_>) -> T + Sync,
+    ) -> Result<Vec<T>> {
+        let e = self.d + 1;
+        range
+            .into_par_iter()
+            .map(|b| {
+                if interrupt.is_some_and(Interrupt::is_set) {
+                    return Err(Error::Interrupted { what: what.into() });
+                }
+                let u0 = b * self.block;
+                let mb = self.block.min(self.rows - u0);
+                let x32 = &self.x[u0 * e..(u0 + mb) * e];
+                let x64 = x32.iter().map(|&v| f64::from(v)).collect();
+                Ok(f(&Block { u0, x32, x64 }))
+            })
+            .collect()
+    }
+
+    /// `H = X_b·P` of one block (`mb × d`, `f64`) in `precision` (`p32` is `P` in `f32`).
+    fn fields(&self, blk: &Block<'_>, p: &[f64], p32: &[f32], precision: Precision) -> Vec<f64> {
+        let (d, e) = (self.d, self.d + 1);
+        let mb = blk.x64.len() / e;
+        match precision {
+            Precision::Double => {
+                let mut h = vec![0.0; mb * d];
+                dgemm(Op::N, Op::N, mb, d, e, 1.0, &blk.x64, p, 0.0, &mut h);
+                h
+            }
+            Precision::Single => {
+                let mut h = vec![0.0f32; mb * d];
+                sgemm(Op::N, Op::N, mb, d, e, 1.0, blk.x32, p32, 0.0, &mut h);
+                h.into_iter().map(f64::from).collect()
+            }
+        }
+    }
+
     /// One pass over the rows: per block, the fields `H = X₁·P`, then `elem(x, w, h)` (the
-    /// block's design rows, counts and fields; it turns `h` into the residuals and returns its
-    /// share of a sum), then `G += X₁ᵀ·H`. Returns the sum and `G`.
+    /// block's design rows in `f64`, counts and fields; it turns `h` into the residuals and
+    /// returns its share of a sum), then `G += X₁ᵀ·H`, both products in `precision`. Returns
+    /// the sum and `G`.
     pub(crate) fn pass(
         &self,
         p: &[f64],
+        precision: Precision,
         interrupt: Option<&Interrupt>,
         elem: impl Fn(&[f64], &[f64], &mut [f64]) -> f64 + Sync,
     ) -> Result<(f64, Vec<f64>)> {
         let (d, e) = (self.d, self.d + 1);
+        let p32: Vec<f32> = match precision {
+            Precision::Single => p.iter().map(|&v| v as f32).collect(),
+            Precision::Double => Vec::new(),
+        };
         let blocks = self.rows.div_ceil(self.block);
         let mut total = 0.0;
         let mut g = vec![0.0; e * d];
         for first in (0..blocks).step_by(GROUP) {
-            let parts: Vec<(f64, Vec<f64>)> = (first..(first + GROUP).min(blocks))
-                .into_par_iter()
-                .map(|b| {
-                    if interrupt.is_some_and(Interrupt::is_set) {
-                        return Err(Error::Interrupted {
-                            what: "the pseudo-likelihood evaluation".into(),
-                        });
+            let last = (first + GROUP).min(blocks);
+            let what = "the pseudo-likelihood evaluation";
+            let parts = self.blocks(first..last, interrupt, what, |blk| {
+                let mb = blk.x64.len() / e;
+                let mut h = self.fields(blk, p, &p32, precision);
+                let s = elem(&blk.x64, &self.w[blk.u0..blk.u0 + mb], &mut h);
+                let gb = match precision {
+                    Precision::Double => {
+                        let mut gb = vec![0.0; e * d];
+                        dgemm(Op::T, Op::N, e, d, mb, 1.0, &blk.x64, &h, 0.0, &mut gb);
+                        gb
                     }
-                    let u0 = b * self.block;
-                    let mb = self.block.min(self.rows - u0);
-                    let xb = &self.x[u0 * e..(u0 + mb) * e];
-                    let mut h = vec![0.0; mb * d];
-                    dgemm(Op::N, Op::N, mb, d, e, 1.0, xb, p, 0.0, &mut h);
-                    let s = elem(xb, &self.w[u0..u0 + mb], &mut h);
-                    let mut gb = vec![0.0; e * d];
-                    dgemm(Op::T, Op::N, e, d, mb, 1.0, xb, &h, 0.0, &mut gb);
-                    Ok((s, gb))
-                })
-                .collect::<Result<_>>()?;
+                    Precision::Single => {
+                        let r: Vec<f32> = h.iter().map(|&v| v as f32).collect();
+                        let mut gb = vec![0.0f32; e * d];
+                        sgemm(Op::T, Op::N, e, d, mb, 1.0, blk.x32, &r, 0.0, &mut gb);
+                        gb.into_iter().map(f64::from).collect()
+                    }
+                };
+                (s, gb)
+            })?;
             for (s, gb) in parts {
                 total += s;
                 g.iter_mut().zip(&gb).for_each(|(a, v)| *a += v);
@@ -174,24 +242,24 @@ impl Design {
         Ok((total, g))
     }
 
-    /// `P_n(θ)` (Eq. 2.1) and its gradient in the layout of `θ` (written to `grad`).
+    /// `P_n(θ)` (Eq. 2.1) and its gradient in the layout of `θ` (written to `grad`), the
+    /// products in `precision`.
     pub(crate) fn log_pl_gradient(
         &self,
         theta: &[f64],
         grad: &mut [f64],
+        precision: Precision,
         interrupt: Option<&Interrupt>,
     ) -> Result<f64> {
         let (d, conv) = (self.d, self.conv);
         let p = self.params_matrix(theta);
-        let (f, g) = self.pass(&p, interrupt, |x, w, h| {
+        let (f, g) = self.pass(&p, precision, interrupt, |x, w, h| {
             let mut s = 0.0;
             for ((xu, hu), &wu) in x.chunks_exact(d + 1).zip(h.chunks_exact_mut(d)).zip(w) {
-                let mut su = 0.0;
-                for (hv, &xv) in hu.iter_mut().zip(xu) {
-                    let (a, mean) = unit_terms(conv, *hv);
-                    su += xv * *hv - a;
-                    *hv = wu * (xv - mean);
-                }
+                let su = match conv {
+                    Convention::Spin => pl_terms::spin_row_terms(&xu[..d], hu, wu),
+                    Convention::Binary => pl_terms::binary_row_terms(&xu[..d], hu, wu),
+                };
                 s += wu * su;
             }
             s
@@ -201,7 +269,7 @@ impl Design {
     }
 
     /// `K·ν` for `K = Σ_u w_u Σ_j (∂h_uj/∂θ)(∂h_uj/∂θ)ᵀ` (the Gram matrix of the Stiemke
-    /// certificate, [`super::certificate`]), written to `out`.
+    /// certificate, [`super::certificate`]), written to `out`; `f64` products.
     pub(crate) fn gram_times(
         &self,
         nu: &[f64],
@@ -210,7 +278,7 @@ impl Design {
     ) -> Result<()> {
         let d = self.d;
         let p = self.params_matrix(nu);
-        let (_, g) = self.pass(&p, interrupt, |_, w, h| {
+        let (_, g) = self.pass(&p, Precision::Double, interrupt, |_, w, h| {
             for (hu, &wu) in h.chunks_exact_mut(d).zip(w) {
                 hu.iter_mut().for_each(|v| *v *= wu);
             }
@@ -226,7 +294,9 @@ impl Design {
         let (d, e) = (self.d, self.d + 1);
         let mut sq = vec![0.0; e];
         for (xu, &wu) in self.x.chunks_exact(e).zip(&self.w) {
-            sq.iter_mut().zip(xu).for_each(|(s, v)| *s += wu * v * v);
+            sq.iter_mut()
+                .zip(xu)
+                .for_each(|(s, &v)| *s += wu * f64::from(v * v));
         }
         let mut diag = vec![0.0; n_params(d)];
         diag[..d].fill(sq[d]);
@@ -238,49 +308,122 @@ impl Design {
         diag
     }
 
-    /// `min_q w_u (|x_uj − E[x_j | h_uj]| − s_q Δh_uj)` over the pairs (distinct row `u`,
-    /// unit `j`), with `h` the fields at `theta`, `Δh` those of the direction `nu` and `s_q`
-    /// the side of `x_uj` (+1 above the midpoint of the unit values, −1 below): the smallest
-    /// corrected Stiemke weight.
-    pub(crate) fn stiemke_margin(
+    /// `C₀ = X₁ᵀX₁` over the distinct rows, unweighted (`(d+1) × (d+1)`, row-major): exact,
+    /// since its entries are integers and each block's sums stay below `2^24` in `sgemm`
+    /// (`MAX_BLOCK` rows of values in `{−1, 0, 1}`); the blocks are summed in `f64`.
+    pub(crate) fn second_moments(&self, interrupt: Option<&Interrupt>) -> Result<Vec<f64>> {
+        let e = self.d + 1;
+        let blocks = self.rows.div_ceil(self.block);
+        let parts = self.blocks(0..blocks, interrupt, "the existence certificate", |blk| {
+            let mb = blk.x32.len() / e;
+            let mut c = vec![0.0f32; e * e];
+            sgemm(Op::T, Op::N, e, e, mb, 1.0, blk.x32, blk.x32, 0.0, &mut c);
+            c
+        })?;
+        let mut c = vec![0.0; e * e];
+        for part in parts {
+            c.iter_mut()
+                .zip(&part)
+                .for_each(|(a, &v)| *a += f64::from(v));
+        }
+        Ok(c)
+    }
+
+    /// The corrected Stiemke weights `y_q = w_u (|x_uj − E[x_j | h_uj]| − s_q Δh_uj)` over the
+    /// pairs (distinct row `u`, unit `j`), with `h` the fields at `theta`, `Δh` those of the
+    /// direction `nu` and `s_q` the side of `x_uj` (+1 above the midpoint of the unit values,
+    /// −1 below): their minimum and, per unit, how many fall in each binary order of
+    /// magnitude ([`Weights`]); `f64` products.
+    pub(crate) fn stiemke_weights(
         &self,
         theta: &[f64],
         nu: &[f64],
         interrupt: Option<&Interrupt>,
-    ) -> Result<f64> {
+    ) -> Result<Weights> {
         let (d, e, conv) = (self.d, self.d + 1, self.conv);
         let (pt, pn) = (self.params_matrix(theta), self.params_matrix(nu));
         let mid = 0.5 * (conv.value(0) + conv.value(1));
         let blocks = self.rows.div_ceil(self.block);
-        let mins: Vec<f64> = (0..blocks)
-            .into_par_iter()
-            .map(|b| {
-                if interrupt.is_some_and(Interrupt::is_set) {
-                    return Err(Error::Interrupted {
-                        what: "the existence certificate".into(),
-                    });
+        let what = "the existence certificate";
+        let parts = self.blocks(0..blocks, interrupt, what, |blk| {
+            let h = self.fields(blk, &pt, &[], Precision::Double);
+            let dh = self.fields(blk, &pn, &[], Precision::Double);
+            let mut part = Weights::new(d);
+            for (u, xu) in blk.x64.chunks_exact(e).enumerate() {
+                let wu = self.w[blk.u0 + u];
+                for j in 0..d {
+                    let (xv, hv, dv) = (xu[j], h[u * d + j], dh[u * d + j]);
+                    let s = if xv > mid { dv } else { -dv };
+                    let r = (xv - unit_terms(conv, hv).1).abs();
+                    part.add(j, wu * (r - s));
                 }
-                let u0 = b * self.block;
-                let mb = self.block.min(self.rows - u0);
-                let xb = &self.x[u0 * e..(u0 + mb) * e];
-                let mut h = vec![0.0; mb * d];
-                let mut dh = vec![0.0; mb * d];
-                dgemm(Op::N, Op::N, mb, d, e, 1.0, xb, &pt, 0.0, &mut h);
-                dgemm(Op::N, Op::N, mb, d, e, 1.0, xb, &pn, 0.0, &mut dh);
-                let mut m = f64::INFINITY;
-                for (u, xu) in xb.chunks_exact(e).enumerate() {
-                    let wu = self.w[u0 + u];
-                    for j in 0..d {
-                        let (xv, hv, dv) = (xu[j], h[u * d + j], dh[u * d + j]);
-                        let s = if xv > mid { dv } else { -dv };
-                        let r = (xv - unit_terms(conv, hv).1).abs();
-                        m = m.min(wu * (r - s));
-                    }
-                }
-                Ok(m)
-            })
-            .collect::<Result<_>>()?;
-        Ok(mins.into_iter().fold(f64::INFINITY, f64::min))
+            }
+            part
+        })?;
+        let mut all = Weights::new(d);
+        for part in parts {
+            all.min = nan_min(all.min, part.min);
+            all.counts
+                .iter_mut()
+                .zip(&part.counts)
+                .for_each(|(a, b)| *a += b);
+        }
+        Ok(all)
+    }
+}
+
+/// The smaller of `a` and `b`, NaN when either is.
+fn nan_min(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.min(b)
+    }
+}
+
+/// Binary orders of magnitude counted by [`Weights`].
+pub(crate) const WEIGHT_BINS: usize = 64;
+
+/// A profile of the corrected Stiemke weights ([`Design::stiemke_weights`]).
+pub(crate) struct Weights {
+    /// The smallest weight (NaN when one is NaN).
+    pub(crate) min: f64,
+    /// `counts[j · WEIGHT_BINS + b]`: weights of unit `j` in `[2^−b, 2^{1−b})` for
+    /// `0 < b < WEIGHT_BINS − 1`; bin 0 holds those at least 1, the last bin those below
+    /// `2^{2−WEIGHT_BINS}` (zero, negative and NaN included).
+    pub(crate) counts: Vec<u64>,
+}
+
+impl Weights {
+    fn new(d: usize) -> Self {
+        Weights {
+            min: f64::INFINITY,
+            counts: vec![0; d * WEIGHT_BINS],
+        }
+    }
+
+    fn add(&mut self, j: usize, y: f64) {
+        self.min = nan_min(self.min, y);
+        let bin = if y.is_normal() && y > 0.0 {
+            let exponent = ((y.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+            (-exponent).clamp(0, WEIGHT_BINS as i64 - 1) as usize
+        } else {
+            WEIGHT_BINS - 1
+        };
+        self.counts[j * WEIGHT_BINS + bin] += 1;
+    }
+
+    /// `k_i = max_j #{weights of unit j below 2^−i}`, for `i = 0 .. WEIGHT_BINS − 1`.
+    pub(crate) fn most_below(&self) -> Vec<u64> {
+        let mut most = vec![0u64; WEIGHT_BINS - 1];
+        for unit in self.counts.chunks_exact(WEIGHT_BINS) {
+            let mut below = 0;
+            for i in (0..WEIGHT_BINS - 1).rev() {
+                below += unit[i + 1];
+                most[i] = most[i].max(below);
+            }
+        }
+        most
     }
 }
 
@@ -301,13 +444,38 @@ mod tests {
             assert!(rows > 2 * MIN_BLOCK && rows < pl.n_samples(), "{rows} rows");
             let design = Design::new(&pl);
             let at = Fvbm::random(9, 0.3, conv, &mut rng_from_seed(5)).unwrap();
-            let mut g = vec![0.0; n_params(9)];
-            let f = design.log_pl_gradient(&at.theta(), &mut g, None).unwrap();
             let f0 = pseudo::log_pl(&at, &pl).unwrap();
             let g0 = pseudo::gradient(&at, &pl).unwrap();
-            assert!((f - f0).abs() < 1e-10 * f0.abs(), "{conv}: {f} vs {f0}");
-            for (a, (x, y)) in g.iter().zip(&g0).enumerate() {
-                assert!((x - y).abs() < 1e-9 * pl.n_samples() as f64, "{conv} θ_{a}");
+            // f32 products: fields to about 1e-7 relative
+            for (precision, tol) in [(Precision::Double, 1e-10), (Precision::Single, 1e-6)] {
+                let mut g = vec![0.0; n_params(9)];
+                let f = design
+                    .log_pl_gradient(&at.theta(), &mut g, precision, None)
+                    .unwrap();
+                assert!((f - f0).abs() < tol * f0.abs(), "{conv}: {f} vs {f0}");
+                for (a, (x, y)) in g.iter().zip(&g0).enumerate() {
+                    let err = (x - y).abs() / pl.n_samples() as f64;
+                    assert!(err < tol, "{conv} {precision:?} θ_{a}: {err}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn second_moments_are_the_direct_sums() {
+        for conv in [Convention::Spin, Convention::Binary] {
+            let truth = Fvbm::random(6, 0.3, conv, &mut rng_from_seed(10)).unwrap();
+            let data = exact::sample(&truth, 400, &mut rng_from_seed(11)).unwrap();
+            let pl = PlData::new(&data, conv).unwrap();
+            let c = Design::new(&pl).second_moments(None).unwrap();
+            let value = |u: usize, j: usize| if j == 6 { 1.0 } else { pl.column(j)[u] };
+            for j in 0..7 {
+                for k in 0..7 {
+                    let direct: f64 = (0..pl.n_distinct())
+                        .map(|u| value(u, j) * value(u, k))
+                        .sum();
+                    assert_eq!(c[j * 7 + k], direct, "{conv} ({j}, {k})");
+                }
             }
         }
     }
@@ -348,7 +516,7 @@ mod tests {
         stop.set();
         let mut g = vec![0.0; n_params(4)];
         let err = design
-            .log_pl_gradient(&truth.theta(), &mut g, Some(&stop))
+            .log_pl_gradient(&truth.theta(), &mut g, Precision::Single, Some(&stop))
             .unwrap_err();
         assert!(matches!(err, Error::Interrupted { .. }), "{err}");
     }
