@@ -34,6 +34,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::json;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// What a fit returns to Python: the model, its record as JSON, and the exception to raise
@@ -107,9 +108,22 @@ pub(crate) fn pending(py: Python<'_>, raised: &Raised, signal: Option<PyErr>) ->
         .map(|e| e.into_value(py).into_any())
 }
 
-/// What a model file records as the starting model of a warm start from Python (the CLI
-/// records the path of its `--model` file; a Python model has none).
+/// What a model file records as the starting model of a warm start from a model in memory
+/// (a fitted estimator, a `NativeModel`), which has no path.
 const IN_MEMORY: &str = "(a model in memory)";
+
+/// A warm start's model and the model file it was read from (`fit(X, init=PATH)`), if any.
+type Init<'py> = (PyRef<'py, NativeModel>, Option<PathBuf>);
+
+/// The starting model a file records (`init_model`): from a model file, its path as given,
+/// written as the CLI writes its `--model` path; from a model in memory, [`IN_MEMORY`];
+/// `None` for a fresh model.
+fn init_model(init: Option<&Init<'_>>) -> Option<String> {
+    init.map(|(_, path)| {
+        path.as_ref()
+            .map_or_else(|| IN_MEMORY.to_string(), |p| p.display().to_string())
+    })
+}
 
 /// The gap tolerance the CLI records for an RBM fit without early stopping (its
 /// `--gap-tol` default): the Python RBM has no early stopping.
@@ -165,7 +179,8 @@ fn start_rbm(init: &NativeModel) -> PyResult<Rbm> {
 
 /// Trains an RBM as `boltzkit rbm fit` does, through `RbmParams` (a fresh model initialized
 /// from `derive_seed(seed, 0)`, the loop seeded by `derive_seed(seed, 1)`, the AIS monitor by
-/// `derive_seed(seed, 3)`); `init` continues from a model instead. `settings` is the learner's
+/// `derive_seed(seed, 3)`); `init` (a model and the file it was read from, which the model
+/// file records as the CLI records `--model`) continues from a model instead. `settings` is the learner's
 /// settings object (JSON, [`boltzkit::settings`]): the estimator's keyword arguments under the
 /// same names, checked by the library's `check()`. `monitor` is the log-likelihood monitor
 /// (`"none"`, `"exact"`, `"ais"`) and the epochs between evaluations (the callback's too).
@@ -175,7 +190,7 @@ fn start_rbm(init: &NativeModel) -> PyResult<Rbm> {
 pub fn fit_rbm(
     x: PyReadonlyArray2<'_, u8>,
     settings: &str,
-    init: Option<PyRef<'_, NativeModel>>,
+    init: Option<Init<'_>>,
     monitor: (String, usize),
     callback: Option<Py<PyAny>>,
     threads: Option<usize>,
@@ -191,7 +206,7 @@ pub fn fit_rbm(
             "monitor must be None, 'exact' or 'ais', got {monitor:?}"
         )));
     }
-    let start = init.as_deref().map(start_rbm).transpose()?;
+    let start = init.as_ref().map(|(m, _)| start_rbm(m)).transpose()?;
     if let Some(r) = &start {
         params.n_hidden = r.n_hidden();
     }
@@ -246,7 +261,7 @@ pub fn fit_rbm(
         false,
         CLI_GAP_TOL,
         &binarization(binarize),
-        init.as_ref().map(|_| IN_MEMORY.to_string()),
+        init_model(init.as_ref()),
     );
     let meta = provenance::rbm_fit(&params, &run, rec.epochs, &rec.stop, None).py()?;
     let mut record = serde_json::to_value(rec).unwrap_or_default();
@@ -262,7 +277,8 @@ pub fn fit_rbm(
 /// the learner's settings object (JSON, [`FwParams`] by name, [`boltzkit::settings`]) with the
 /// estimator's seed, from which the learner's is derived (`derive_seed(seed, 1)`). Returns the
 /// grown model; the record's `selected` holds the model of the selected size as model-file
-/// bytes when a validation set was given.
+/// bytes when a validation set was given. `init` grows on from a model (and the file it was
+/// read from, recorded as the CLI records `--model`).
 #[pyfunction]
 #[pyo3(signature = (x, settings, valid=None, init=None, callback=None, threads=None,
     binarize=None))]
@@ -270,7 +286,7 @@ pub fn fit_frank_wolfe(
     x: PyReadonlyArray2<'_, u8>,
     settings: &str,
     valid: Option<PyReadonlyArray2<'_, u8>>,
-    init: Option<PyRef<'_, NativeModel>>,
+    init: Option<Init<'_>>,
     callback: Option<Py<PyAny>>,
     threads: Option<usize>,
     binarize: Option<f64>,
@@ -286,7 +302,7 @@ pub fn fit_frank_wolfe(
     let seed = params.seed;
     params.seed = derive_seed(seed, 1);
     let learner: CheckedFwParams = params.check().py()?;
-    let start = init.as_deref().map(start_rbm).transpose()?;
+    let start = init.as_ref().map(|(m, _)| start_rbm(m)).transpose()?;
     let flag = Interrupt::new();
     let raised = Raised::default();
     let work = || -> boltzkit::Result<_> {
@@ -312,10 +328,8 @@ pub fn fit_frank_wolfe(
     let (fit, signal) = run::interruptible(py, threads, &flag, work)?;
     let fit = fit.py()?;
     let rec = &fit.record;
-    let run_entries = provenance::fw_run_entries(
-        &binarization(binarize),
-        init.as_ref().map(|_| IN_MEMORY.to_string()),
-    );
+    let run_entries =
+        provenance::fw_run_entries(&binarization(binarize), init_model(init.as_ref()));
     let meta = provenance::fw_fit(&params, &run_entries, seed, rec, None).py()?;
     let mut record = serde_json::to_value(rec).unwrap_or_default();
     record["stop_reason"] = json!(rec.stop.to_string());

@@ -197,6 +197,14 @@ def test_frank_wolfe_fit_matches_the_cli(cli, binary_data, tmp_path):
     mine = tmp_path / "fw-py.safetensors"
     py.save(mine, data_file=data)
     assert_same_file(out, mine)
+    # grown on from the file, as `--model FILE`: the same bytes, the path recorded alike
+    grown = tmp_path / "fw-grown.safetensors"
+    args = ["--data", data, "--max-units", 6, "--chains", 100, "--seed", 5, "-q"]
+    run(cli, "rbm", "fit", "--algo", "frank-wolfe", "--model", out, *args, "-o", grown)
+    py = boltzkit.FrankWolfeRBM(max_units=6, n_chains=100, random_state=5)
+    py.fit(binary_data, init=out).save(mine, data_file=data)
+    assert_same_file(grown, mine)
+    assert json.loads(py.metadata_["settings"])["init_model"] == str(out)
 
 
 def test_binarized_fit_writes_the_cli_file(cli, tmp_path):
@@ -247,7 +255,8 @@ def test_binarized_fit_writes_the_cli_file(cli, tmp_path):
 
 def test_fit_from_a_model_is_the_cli_warm_start(cli, binary_data, tmp_path):
     """`fit(X, init=model)` and `rbm fit --model FILE` are the same library call: the same
-    bits; the files differ only in where the starting model came from (`init_model`)."""
+    bits. From the same file (`init=PATH`) the model files are the same bytes, the path
+    recorded alike (`init_model`); from a model in memory they differ only there."""
     data = tmp_path / "x.npy"
     np.save(data, binary_data)
     first = tmp_path / "first.safetensors"
@@ -257,15 +266,17 @@ def test_fit_from_a_model_is_the_cli_warm_start(cli, binary_data, tmp_path):
     run(cli, "rbm", "fit", "--data", data, "--model", first, "--seed", 9, "-o", out, *common)
     settings = dict(algo="pcd-1", n_epochs=3, batch_size=50, learning_rate=0.05)
     start = boltzkit.RBM(n_hidden=4, random_state=1, **settings).fit(binary_data)
-    for init in (first, start):
+    for init, recorded in [(first, str(first)), (start, "(a model in memory)")]:
         py = boltzkit.RBM(n_hidden=4, random_state=9, **settings).fit(binary_data, init=init)
         mine = tmp_path / "py.safetensors"
         py.save(mine, data_file=data)
+        if init is first:
+            assert_same_file(out, mine)
         cli_meta, py_meta = boltzkit.load(out).metadata_, boltzkit.load(mine).metadata_
         cli_settings = json.loads(cli_meta.pop("settings"))
         py_settings = json.loads(py_meta.pop("settings"))
         assert cli_settings.pop("init_model") == str(first)
-        assert py_settings.pop("init_model") == "(a model in memory)"
+        assert py_settings.pop("init_model") == recorded
         assert (cli_meta, cli_settings) == (py_meta, py_settings)
         assert bytes(py.model_.to_bytes()) != b""
         for a, b in zip(boltzkit.load(out).model_.rbm_params(), py.model_.rbm_params()):

@@ -225,10 +225,12 @@ class ModelMixin:
             The model file then records its path, as given, and the SHA-256 of its bytes
             (``data_file``, ``data_sha256``), as the CLI's ``--data`` does; without it those
             two entries are absent. Every other entry is the CLI's for the same settings and
-            seed (RBM, FrankWolfeRBM, FVBM), but for a warm start (``partial_fit``, ``init=``)
-            the settings' ``init_model`` reads ``"(a model in memory)"`` where the CLI records
-            its ``--model`` path. An FSLL file's ``record`` differs: the CLI's holds its run
-            figures (KL to the data, timings), a Python fit's the learner's record.
+            seed (RBM, FrankWolfeRBM, FVBM); a warm start from a model file's path
+            (``fit(X, init=PATH)``) records that path as given (``init_model``), as the CLI's
+            ``--model PATH`` does, and one from a model in memory (``init=estimator``,
+            ``warm_start``, ``partial_fit``) records ``"(a model in memory)"``. An FSLL
+            file's ``record`` differs: the CLI's holds its run figures (KL to the data,
+            timings), a Python fit's the learner's record.
 
         Returns
         -------

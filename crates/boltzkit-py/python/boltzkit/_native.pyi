@@ -98,7 +98,7 @@ def default_settings(kind: str) -> str: ...
 def fit_rbm(
     x: _U8,
     settings: str,
-    init: Optional[NativeModel] = None,
+    init: Optional[tuple[NativeModel, Optional[_Path]]] = None,
     monitor: tuple[str, int] = ("none", 1),
     callback: _Callback = None,
     threads: Optional[int] = None,
@@ -139,7 +139,7 @@ def fit_frank_wolfe(
     x: _U8,
     settings: str,
     valid: Optional[_U8] = None,
-    init: Optional[NativeModel] = None,
+    init: Optional[tuple[NativeModel, Optional[_Path]]] = None,
     callback: _Callback = None,
     threads: Optional[int] = None,
     binarize: Optional[float] = None,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 
@@ -43,13 +44,16 @@ class _RbmMixin(ModelMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     scikit-learn wraps the ``transform`` defined here for ``set_output``."""
 
     def _start_model(self, init):
-        """The model a fit starts from: ``init`` (:func:`as_native_model`), else with
-        ``warm_start`` this estimator's fitted model, else None (a fresh one)."""
+        """The model a fit starts from with the file it was read from (None for a model in
+        memory; a model file records the path as the CLI records ``--model``): ``init``
+        (:func:`as_native_model`), else with ``warm_start`` this estimator's fitted model,
+        else None (a fresh one)."""
         if init is None:
             if getattr(self, "warm_start", False) and getattr(self, "model_", None) is not None:
-                return self.model_
+                return self.model_, None
             return None
-        return as_native_model(init, "init")
+        path = os.fspath(init) if isinstance(init, (str, os.PathLike)) else None
+        return as_native_model(init, "init"), path
 
     @property
     def _n_features_out(self):
@@ -307,8 +311,8 @@ class RBM(_RbmMixin, BaseEstimator):
         """
         self._check_params()
         start = self._start_model(init)
-        if start is not None and start.kind in ("rbm", "frank-wolfe"):
-            hidden = start.rbm_params()[0].shape[1]
+        if start is not None and start[0].kind in ("rbm", "frank-wolfe"):
+            hidden = start[0].rbm_params()[0].shape[1]
             if hidden != self.n_hidden:
                 raise ValueError(
                     f"n_hidden={self.n_hidden} does not match the {hidden} hidden units of the "
@@ -339,7 +343,7 @@ class RBM(_RbmMixin, BaseEstimator):
                 X,
                 threshold,
                 seed,
-                init=self.model_ if fitted else None,
+                init=(self.model_, None) if fitted else None,
                 n_epochs=1,
                 reset=not fitted,
             )
@@ -352,6 +356,8 @@ class RBM(_RbmMixin, BaseEstimator):
         return self
 
     def _train(self, X, threshold, seed, init, n_epochs, reset):
+        """Trains from ``init``, a starting model and the file it was read from
+        (:meth:`_start_model`), or a fresh model (None)."""
         hook = progress_hook("RBM", self.verbose, self.callback)
         model, record, exc = explain_refusal(
             lambda: _native.fit_rbm(
