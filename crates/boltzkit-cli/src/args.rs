@@ -151,11 +151,11 @@ pub struct AisFlags {
 }
 
 impl AisFlags {
-    /// `(chains, steps)`: the chains (default 100) and the linear steps (`None`: the standard
+    /// `(chains, steps)`: the chains (default `EvalParams`') and the linear steps (`None`: the standard
     /// schedule), warning on an old name and refusing both names at once.
     pub fn resolve(self) -> anyhow::Result<(usize, Option<usize>)> {
-        let chains =
-            renamed(self.ais_chains, self.chains_alias, "ais-chains", "chains")?.unwrap_or(100);
+        let chains = renamed(self.ais_chains, self.chains_alias, "ais-chains", "chains")?
+            .unwrap_or(boltzkit::rbm::eval_settings::EvalParams::default().ais_chains);
         let steps = renamed(self.ais_steps, self.steps_alias, "ais-steps", "steps")?;
         Ok((chains, steps))
     }

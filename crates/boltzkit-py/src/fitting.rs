@@ -136,7 +136,7 @@ fn binarization(threshold: Option<f64>) -> Binarize {
 
 /// The default settings object of a learner (`"rbm"`, `"frank-wolfe"`, `"fsll"`, `"potts"`: the
 /// DCA pipeline's fit; `"fvbm-ALGO"` for an FVBM solver, as `"fvbm-newton"`; `"contacts"`:
-/// contact precision's), as JSON: the estimators read their keyword arguments' defaults from it,
+/// contact precision's; `"eval"`: a likelihood estimate's), as JSON: the estimators read their keyword arguments' defaults from it,
 /// so each default is written once, in the library.
 #[pyfunction]
 pub fn default_settings(kind: &str) -> PyResult<String> {
@@ -148,6 +148,8 @@ pub fn default_settings(kind: &str) -> PyResult<String> {
         boltzkit::settings::to_json(&FwParams::default())
     } else if kind == "potts" {
         boltzkit::settings::to_json(&boltzkit::potts::dca::pipeline_params())
+    } else if kind == "eval" {
+        boltzkit::settings::to_json(&boltzkit::rbm::eval_settings::EvalParams::default())
     } else if kind == "contacts" {
         boltzkit::settings::to_json(&boltzkit::potts::contacts::ContactParams::default())
     } else if let Some(algo) = kind.strip_prefix("fvbm-") {
@@ -155,7 +157,7 @@ pub fn default_settings(kind: &str) -> PyResult<String> {
     } else {
         return Err(PyValueError::new_err(format!(
             "no settings schema named {kind:?} (known: rbm, frank-wolfe, fsll, potts, contacts, \
-             fvbm-ALGO)"
+             eval, fvbm-ALGO)"
         )));
     };
     Ok(value.py()?.to_string())

@@ -16,13 +16,14 @@ use boltzkit::fit::Interrupt;
 use boltzkit::io::load_tensors;
 use boltzkit::model::{AisOptions, ExactTask, LogPartition, Metadata, Model, Sampling};
 use boltzkit::provenance::DataFile;
-use boltzkit::rbm::ais::AisSchedule;
+use boltzkit::rbm::eval_settings::EvalParams;
 use boltzkit::rbm::file::{load_rbm, save_rbm, Offsets};
 use boltzkit::rbm::frank_wolfe::file::{save_fw_exact, save_fw_model};
 use boltzkit::rbm::gibbs::{sample_from_uniform, DEFAULT_SAMPLE_STEPS};
 use boltzkit::rbm::loglik::{average_log_likelihood, Diagnosis, LogLikParams, LogLikelihood};
 use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::rng_from_seed;
+use boltzkit::settings::from_json;
 use numpy::{PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -66,23 +67,13 @@ type FsllParams<'py> = (
 );
 
 /// How `ln Z` is estimated, from the Python arguments: `auto` is exact where `affordable`,
-/// AIS with the given settings otherwise.
+/// AIS with the settings object `s` otherwise.
 pub fn log_partition_method(
     method: &str,
     affordable: bool,
-    ais_chains: usize,
-    ais_steps: Option<usize>,
-    seed: u64,
+    s: &EvalParams,
 ) -> PyResult<LogPartition> {
-    let ais = || -> PyResult<LogPartition> {
-        Ok(LogPartition::Ais(AisOptions {
-            schedule: schedule(ais_steps)?,
-            chains: ais_chains,
-            seed,
-            base_b: None,
-            interrupt: None,
-        }))
-    };
+    let ais = || AisOptions::from_settings(s).map(LogPartition::Ais).py();
     match method {
         "exact" => Ok(LogPartition::Exact),
         "ais" => ais(),
@@ -94,6 +85,11 @@ pub fn log_partition_method(
     }
 }
 
+/// The estimator's settings object (`EvalParams`, JSON).
+fn eval_settings(settings_json: &str) -> PyResult<EvalParams> {
+    from_json("estimate", settings_json).py()
+}
+
 /// `how` with AIS stopped by `flag` (Ctrl-C); the other methods as they are.
 fn stopped_by(how: &LogPartition, flag: &Interrupt) -> LogPartition {
     match how {
@@ -102,14 +98,6 @@ fn stopped_by(how: &LogPartition, flag: &Interrupt) -> LogPartition {
             ..o.clone()
         }),
         other => other.clone(),
-    }
-}
-
-/// The AIS schedule: the standard one, or `k` linear steps.
-fn schedule(steps: Option<usize>) -> PyResult<AisSchedule> {
-    match steps {
-        None => Ok(AisSchedule::standard()),
-        Some(k) => AisSchedule::linear(k).py(),
     }
 }
 
@@ -237,20 +225,19 @@ impl NativeModel {
     }
 
     /// `ln p(x)` of every row and the `ln Z` estimate used.
-    #[pyo3(signature = (x, method="auto", ais_chains=100, ais_steps=None, seed=0, threads=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// `settings_json`: the estimate's settings object (`EvalParams`; `{}` for its defaults).
+    #[pyo3(signature = (x, method="auto", settings_json="{}", threads=None))]
     fn log_probs<'py>(
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, u8>,
         method: &str,
-        ais_chains: usize,
-        ais_steps: Option<usize>,
-        seed: u64,
+        settings_json: &str,
         threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
         let data = self.data(&x)?;
-        let how = log_partition_method(method, self.affordable(), ais_chains, ais_steps, seed)?;
+        let s = eval_settings(settings_json)?;
+        let how = log_partition_method(method, self.affordable(), &s)?;
         let (lp, est) = run::estimate(py, threads, |flag| {
             let how = stopped_by(&how, flag);
             with_model!(&self.model, m => Model::log_probs(m, &data, &how))
@@ -259,17 +246,16 @@ impl NativeModel {
     }
 
     /// `ln Z` by `method` (`auto`, `exact`, `ais`) with its standard error and interval.
-    #[pyo3(signature = (method="auto", ais_chains=100, ais_steps=None, seed=0, threads=None))]
+    #[pyo3(signature = (method="auto", settings_json="{}", threads=None))]
     fn log_partition<'py>(
         &self,
         py: Python<'py>,
         method: &str,
-        ais_chains: usize,
-        ais_steps: Option<usize>,
-        seed: u64,
+        settings_json: &str,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let how = log_partition_method(method, self.affordable(), ais_chains, ais_steps, seed)?;
+        let s = eval_settings(settings_json)?;
+        let how = log_partition_method(method, self.affordable(), &s)?;
         let est = run::estimate(py, threads, |flag| {
             let how = stopped_by(&how, flag);
             with_model!(&self.model, m => Model::log_partition(m, &how))
@@ -280,20 +266,17 @@ impl NativeModel {
     /// The average log-likelihood of `x` (nats per row) as `(lower, upper, log_z)`
     /// estimates: one figure twice for `exact` / `ais` / `raise`, the bracket [RAISE,
     /// forward AIS] for `bracket` (RBMs); `log_z` is `None` where the method has none.
-    #[pyo3(signature = (x, method="auto", ais_chains=100, ais_steps=None, raise_vectors=None, seed=0, threads=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (x, method="auto", settings_json="{}", threads=None))]
     fn log_likelihood<'py>(
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, u8>,
         method: &str,
-        ais_chains: usize,
-        ais_steps: Option<usize>,
-        raise_vectors: Option<usize>,
-        seed: u64,
+        settings_json: &str,
         threads: Option<usize>,
     ) -> PyResult<Likelihood<'py>> {
         let data = self.data(&x)?;
+        let s = eval_settings(settings_json)?;
         let rbm_method = matches!(method, "raise" | "bracket")
             || (method != "exact" && matches!(self.model, AnyModel::Rbm(_)));
         if rbm_method {
@@ -308,11 +291,7 @@ impl NativeModel {
                 }
                 other => other.parse().py()?,
             };
-            let params = LogLikParams::new(m)
-                .schedule(schedule(ais_steps)?)
-                .chains(ais_chains)
-                .raise_vectors(raise_vectors)
-                .seed(seed);
+            let params = LogLikParams::from_settings(m, &s).py()?;
             let ll = run::estimate(py, threads, |flag| {
                 average_log_likelihood(&rbm, &data, &params.clone().interrupt(flag.clone()))
             })?;
@@ -329,7 +308,7 @@ impl NativeModel {
             }
             return Ok((convert::estimate(py, &ll.lower())?, upper, log_z));
         }
-        let how = log_partition_method(method, self.affordable(), ais_chains, ais_steps, seed)?;
+        let how = log_partition_method(method, self.affordable(), &s)?;
         let ll = run::estimate(py, threads, |flag| {
             let how = stopped_by(&how, flag);
             with_model!(&self.model, m => Model::log_likelihood(m, &data, &how))

@@ -222,3 +222,32 @@ def test_contact_precision_defaults_are_the_library_s():
     defaults = json.loads(_native.default_settings("contacts"))
     signature = inspect.signature(boltzkit.contact_precision).parameters
     assert {n: signature[n].default for n in defaults} == defaults
+
+
+def test_likelihood_estimate_settings_are_the_schema(binary_data):
+    """The likelihood estimate's settings (``EvalParams``): the stub lists them; every method
+    and function that takes them names them as the schema (``random_state``: ``seed``) with
+    its defaults; a bad value is refused naming the setting."""
+    defaults = json.loads(_native.default_settings("eval"))
+    assert stub_fields("EvalSettings") == list(defaults)
+    rename = {"random_state": "seed"}
+    for fn in (
+        boltzkit.RBM.score_samples,
+        boltzkit.RBM.log_likelihood,
+        boltzkit.RBM.log_partition,
+        boltzkit.log_partition,
+    ):
+        signature = inspect.signature(fn).parameters
+        named = [n for n in signature if rename.get(n, n) in defaults]
+        assert "ais_chains" in named and "random_state" in named, fn
+        for name in named:
+            assert signature[name].default == defaults[rename.get(name, name)], (fn, name)
+    X = np.ascontiguousarray(binary_data[:, :6])
+    est = boltzkit.RBM(n_hidden=2, n_epochs=1, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="ais_chains"):
+        est.log_partition(method="ais", ais_chains=0)
+    with pytest.raises(ValueError, match="raise_vectors"):
+        est.log_likelihood(X, method="raise", ais_steps=10, raise_vectors=0)
+    a = est.log_partition(method="ais", ais_chains=20, ais_steps=50, random_state=3)
+    b = est.log_partition(method="ais", ais_chains=20, ais_steps=50, random_state=3)
+    assert a.value == b.value

@@ -36,6 +36,7 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::estimate::Estimate;
 use crate::rbm::ais::AisSchedule;
+use crate::rbm::eval_settings::EvalParams;
 use crate::rng::BkRng;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -64,13 +65,27 @@ pub struct AisOptions {
 
 impl Default for AisOptions {
     fn default() -> Self {
+        let d = EvalParams::default();
         AisOptions {
             schedule: AisSchedule::standard(),
-            chains: 100,
-            seed: 0,
+            chains: d.ais_chains,
+            seed: d.seed,
             base_b: None,
             interrupt: None,
         }
+    }
+}
+
+impl AisOptions {
+    /// The AIS settings of the settings object `s` (checked): its schedule, chains and seed.
+    pub fn from_settings(s: &EvalParams) -> Result<Self> {
+        s.check()?;
+        Ok(AisOptions {
+            schedule: s.schedule()?,
+            chains: s.ais_chains,
+            seed: s.seed,
+            ..AisOptions::default()
+        })
     }
 }
 

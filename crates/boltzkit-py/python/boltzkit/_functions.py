@@ -10,6 +10,10 @@ import numpy as np
 from . import _native
 from ._base import check_fitted
 from ._results import Estimate
+from ._settings import defaults
+
+# The defaults of the likelihood estimate's settings (the library's ``EvalParams``).
+_EVAL = defaults("eval")
 
 
 def read_dataset(path, binarize=None, cardinalities=None, random_state=0):
@@ -39,7 +43,13 @@ def read_dataset(path, binarize=None, cardinalities=None, random_state=0):
     return _native.read_dataset(os.fspath(path), binarize, cardinalities, int(random_state))
 
 
-def log_partition(model, method="auto", ais_chains=100, ais_steps=None, random_state=0):
+def log_partition(
+    model,
+    method="auto",
+    ais_chains=_EVAL["ais_chains"],
+    ais_steps=_EVAL["ais_steps"],
+    random_state=_EVAL["seed"],
+):
     """``ln Z`` of a fitted estimator (or a model file's path) as an :class:`Estimate`."""
     if isinstance(model, (str, os.PathLike)):
         from ._loading import load

@@ -3,6 +3,7 @@ library's ``Model`` trait, sampling, ``ln Z``, files and pickling."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -10,8 +11,25 @@ import numpy as np
 from . import _native
 from ._base import check_feature_names, check_fitted
 from ._results import Estimate, log_likelihood_from
+from ._settings import defaults
 from ._validation import check_choice, seed_from, states_and_threshold, threads_from
 from ._warnings import AisFallbackWarning, warn
+
+# The likelihood estimate's settings (the library's ``EvalParams``): the defaults of
+# ``ais_chains``, ``ais_steps``, ``raise_vectors`` and ``random_state`` (its ``seed``).
+_EVAL = defaults("eval")
+
+
+def eval_settings(ais_chains, ais_steps, random_state, raise_vectors=None):
+    """The estimate's settings object (``EvalParams``, JSON), checked by the library."""
+    return json.dumps(
+        {
+            "ais_chains": ais_chains,
+            "ais_steps": ais_steps,
+            "raise_vectors": raise_vectors,
+            "seed": seed_from(random_state),
+        }
+    )
 
 
 class ModelMixin:
@@ -67,7 +85,14 @@ class ModelMixin:
 
     # -- scores ---------------------------------------------------------------------------
 
-    def score_samples(self, X, method="auto", ais_chains=100, ais_steps=None, random_state=0):
+    def score_samples(
+        self,
+        X,
+        method="auto",
+        ais_chains=_EVAL["ais_chains"],
+        ais_steps=_EVAL["ais_steps"],
+        random_state=_EVAL["seed"],
+    ):
         """Log-likelihood ``ln p(x)`` of each row, in nats.
 
         An AIS or RAISE estimate can take minutes; Ctrl-C stops it within a second and
@@ -97,9 +122,7 @@ class ModelMixin:
         lp, _ = self.model_.log_probs(
             X,
             check_choice("method", method, ("auto", "exact", "ais")),
-            ais_chains,
-            ais_steps,
-            seed_from(random_state),
+            eval_settings(ais_chains, ais_steps, random_state),
             self._threads(),
         )
         return lp
@@ -127,10 +150,10 @@ class ModelMixin:
         self,
         X,
         method="auto",
-        ais_chains=100,
-        ais_steps=None,
-        raise_vectors=None,
-        random_state=0,
+        ais_chains=_EVAL["ais_chains"],
+        ais_steps=_EVAL["ais_steps"],
+        raise_vectors=_EVAL["raise_vectors"],
+        random_state=_EVAL["seed"],
     ):
         """The average log-likelihood of ``X`` with its uncertainty.
 
@@ -159,15 +182,18 @@ class ModelMixin:
         triple = self.model_.log_likelihood(
             X,
             method,
-            ais_chains,
-            ais_steps,
-            raise_vectors,
-            seed_from(random_state),
+            eval_settings(ais_chains, ais_steps, random_state, raise_vectors),
             self._threads(),
         )
         return log_likelihood_from(triple, method)
 
-    def log_partition(self, method="auto", ais_chains=100, ais_steps=None, random_state=0):
+    def log_partition(
+        self,
+        method="auto",
+        ais_chains=_EVAL["ais_chains"],
+        ais_steps=_EVAL["ais_steps"],
+        random_state=_EVAL["seed"],
+    ):
         """``ln Z`` with its standard error and interval.
 
         An AIS or RAISE estimate can take minutes; Ctrl-C stops it within a second and
@@ -188,7 +214,7 @@ class ModelMixin:
         check_fitted(self)
         method = check_choice("method", method, ("auto", "exact", "ais"))
         d = self.model_.log_partition(
-            method, ais_chains, ais_steps, seed_from(random_state), self._threads()
+            method, eval_settings(ais_chains, ais_steps, random_state), self._threads()
         )
         return Estimate.from_dict(d)
 

@@ -13,6 +13,18 @@ _Path = Union[str, PathLike[str]]
 _Estimate = dict[str, Any]  # value, stderr, lower, upper, method
 _Callback = Optional[Callable[[dict[str, Any]], Any]]
 
+class EvalSettings(TypedDict, total=False):
+    """A likelihood estimate's settings object (the library's ``EvalParams``, JSON) that
+    ``log_probs``, ``log_partition`` and ``log_likelihood`` take; left out, the library's
+    default (``default_settings("eval")``). The estimators' ``random_state`` is ``seed``."""
+
+    ais_chains: int
+    ais_steps: Optional[int]
+    raise_chains: int
+    raise_vectors: Optional[int]
+    max_width: float
+    seed: int
+
 class NativeModel:
     """Any boltzkit model (FSLL, FVBM, RBM, Frank-Wolfe) with its file metadata."""
 
@@ -29,27 +41,20 @@ class NativeModel:
         self,
         x: _U8,
         method: str = "auto",
-        ais_chains: int = 100,
-        ais_steps: Optional[int] = None,
-        seed: int = 0,
+        settings_json: str = "{}",
         threads: Optional[int] = None,
     ) -> tuple[npt.NDArray[np.float64], _Estimate]: ...
     def log_partition(
         self,
         method: str = "auto",
-        ais_chains: int = 100,
-        ais_steps: Optional[int] = None,
-        seed: int = 0,
+        settings_json: str = "{}",
         threads: Optional[int] = None,
     ) -> _Estimate: ...
     def log_likelihood(
         self,
         x: _U8,
         method: str = "auto",
-        ais_chains: int = 100,
-        ais_steps: Optional[int] = None,
-        raise_vectors: Optional[int] = None,
-        seed: int = 0,
+        settings_json: str = "{}",
         threads: Optional[int] = None,
     ) -> tuple[_Estimate, _Estimate, Optional[_Estimate]]: ...
     def sample(

@@ -43,6 +43,7 @@
 use super::ais::{
     check_annealing, data_starts, forward_ais, reverse_ais, AisEstimate, AisSchedule,
 };
+use super::eval_settings::EvalParams;
 use super::exact::{self, MAX_ENUM_UNITS};
 use super::model::{base_rate_biases, mean_neg_free_energy, Rbm};
 use super::raise::{raise_rows, raise_run};
@@ -53,9 +54,6 @@ use crate::fit::Interrupt;
 use crate::rng::derive_seed;
 use serde::Serialize;
 use std::fmt;
-
-/// The default [`LogLikParams::max_width`]: a bracket wider than this many nats is reported.
-pub const DEFAULT_MAX_WIDTH: f64 = 1.0;
 
 /// Settings of [`average_log_likelihood`]; [`LogLikParams::new`] documents the defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,21 +70,36 @@ pub struct LogLikParams {
 }
 
 impl LogLikParams {
-    /// Settings for `method`: the standard 14,500-step schedule, 100 forward chains, one RAISE
-    /// chain per vector on every vector, the base-rate model of the evaluated data,
-    /// [`DEFAULT_MAX_WIDTH`], seed 0.
+    /// Settings for `method`: the defaults of [`EvalParams`] (the standard 14,500-step
+    /// schedule, 100 forward chains, one RAISE chain per vector on every vector, a 1-nat
+    /// width threshold, seed 0) and the base-rate model of the evaluated data.
     pub fn new(method: Method) -> Self {
+        let d = EvalParams::default();
         LogLikParams {
             method,
             schedule: AisSchedule::standard(),
-            chains: 100,
-            raise_chains: 1,
-            raise_vectors: None,
+            chains: d.ais_chains,
+            raise_chains: d.raise_chains,
+            raise_vectors: d.raise_vectors,
             base: None,
-            max_width: DEFAULT_MAX_WIDTH,
-            seed: 0,
+            max_width: d.max_width,
+            seed: d.seed,
             interrupt: None,
         }
+    }
+
+    /// Settings for `method` from the settings object `s` (checked).
+    pub fn from_settings(method: Method, s: &EvalParams) -> Result<Self> {
+        s.check()?;
+        let params = LogLikParams::new(method)
+            .schedule(s.schedule()?)
+            .chains(s.ais_chains)
+            .raise_chains(s.raise_chains)
+            .raise_vectors(s.raise_vectors)
+            .max_width(s.max_width)
+            .seed(s.seed);
+        params.check()?;
+        Ok(params)
     }
 
     /// The method.

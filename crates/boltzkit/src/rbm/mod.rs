@@ -24,6 +24,7 @@
 
 pub mod ais;
 pub(crate) mod as_model;
+pub mod eval_settings;
 pub mod exact;
 pub mod features;
 pub mod file;

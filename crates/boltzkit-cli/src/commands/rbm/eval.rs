@@ -10,14 +10,16 @@ use crate::report::Summary;
 use boltzkit::data::Dataset;
 use boltzkit::estimate::{Estimate, Method};
 use boltzkit::rbm::ais::AisSchedule;
+use boltzkit::rbm::eval_settings::EvalParams;
 use boltzkit::rbm::exact::MAX_ENUM_UNITS;
 use boltzkit::rbm::file::load_rbm;
 use boltzkit::rbm::loglik::{
     average_log_likelihood, bracket_convergence, convergence_steps, Bracket, LogLikParams,
-    LogLikelihood, DEFAULT_MAX_WIDTH,
+    LogLikelihood,
 };
 use boltzkit::rbm::{monitor, GibbsChains, Rbm};
 use boltzkit::rng::derive_seed;
+use boltzkit::settings;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -64,25 +66,35 @@ pub(super) struct EvalArgs {
     binarize: BinarizeArgs,
     #[command(flatten)]
     ais: AisFlags,
-    /// RAISE chains per test vector
-    #[arg(long, value_name = "M", default_value_t = 1)]
-    raise_chains: usize,
-    /// RAISE on a seeded random subset of N test vectors [default: all]
-    #[arg(long, value_name = "N")]
-    raise_vectors: Option<usize>,
+    #[command(flatten)]
+    estimator: EstimatorFlags,
     /// Report the bracket at K, 2K, 4K, ... steps up to the schedule's (the standard schedule's
     /// shape, or linear with --ais-steps)
     #[arg(long, value_name = "K")]
     convergence: Option<usize>,
-    /// A bracket wider than this many nats is diagnosed as too wide
-    #[arg(long, value_name = "X", default_value_t = DEFAULT_MAX_WIDTH)]
-    max_width: f64,
     /// Also report the mean-field reconstruction error and the full pseudo-log-likelihood
     /// (every unit) of the data: cheap, deterministic monitors, not log-likelihoods
     #[arg(long)]
     monitors: bool,
     #[command(flatten)]
     common: CommonArgs,
+}
+
+/// The estimator's flags besides `--ais-chains` / `--ais-steps`, serialized under the schema's
+/// names ([`EvalParams`]) and put over its defaults (`settings::overlay`); each default is
+/// read from the struct.
+#[derive(Debug, Args, Serialize)]
+struct EstimatorFlags {
+    /// RAISE chains per test vector
+    #[arg(long, value_name = "M", default_value_t = EvalParams::default().raise_chains)]
+    raise_chains: usize,
+    /// RAISE on a seeded random subset of N test vectors [default: all]
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raise_vectors: Option<usize>,
+    /// A bracket wider than this many nats is diagnosed as too wide
+    #[arg(long, value_name = "X", default_value_t = EvalParams::default().max_width)]
+    max_width: f64,
 }
 
 /// What `rbm eval` reports (its `--json` fields after `command` and `seed`, in order).
@@ -221,18 +233,15 @@ impl EvalArgs {
         let binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
         let data = load_binary(&self.data, binarize)?;
         check_vars(&self.data, &data, &rbm)?;
-        let schedule = match steps {
-            Some(k) => AisSchedule::linear(k)?,
-            None => AisSchedule::standard(),
-        };
-        let params = LogLikParams::new(method)
-            .schedule(schedule.clone())
-            .chains(chains)
-            .raise_chains(self.raise_chains)
-            .raise_vectors(self.raise_vectors)
-            .max_width(self.max_width)
-            .seed(seed.unwrap_or(0));
-        params.check()?;
+        let given = serde_json::json!({
+            "ais_chains": chains,
+            "ais_steps": steps,
+            "seed": seed.unwrap_or(0),
+        });
+        let estimator = settings::overlay(&EvalParams::default(), &self.estimator)?;
+        let estimator: EvalParams = settings::overlay(&estimator, &given)?;
+        let schedule = estimator.schedule()?;
+        let params = LogLikParams::from_settings(method, &estimator)?;
         let linear = steps.is_some();
         let plan = EvalPlan {
             rbm,
@@ -280,7 +289,7 @@ impl EvalArgs {
             report.chains = Some(chains);
         }
         if matches!(method, Method::Raise | Method::Bracket) {
-            report.raise_chains = Some(self.raise_chains);
+            report.raise_chains = Some(self.estimator.raise_chains);
         }
         let spin = progress::spinner(method.name(), self.common.quiet);
         if let Some(first) = self.convergence {
