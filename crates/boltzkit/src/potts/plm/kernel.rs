@@ -26,9 +26,11 @@ pub(crate) const LANES: usize = 8;
 /// Sequences whose gradient rows are summed in `f32` before joining the `f64` sums.
 pub(crate) const BLOCK: usize = 512;
 
-/// Rows whose energies and residuals a site's kernel holds at once (their `f32` vectors fit
-/// in L1 beside one neighbour's rows).
-const ROWS: usize = 64;
+/// Rows whose energies and residuals a site's kernel holds at once: their `f32` vectors
+/// (24 KiB at `q = 21`) fit in a 48 KiB L1 beside one neighbour's rows, and each pass over a
+/// site's tables (1 MiB each for DHFR's 159 columns: L2-sized, so reloaded under load) serves
+/// this many sequences.
+const ROWS: usize = 256;
 
 /// `q` rounded up to a multiple of `LANES`.
 pub(crate) fn padded(q: usize) -> usize {
@@ -246,14 +248,23 @@ fn add_rows(dst: &mut [f32], src: &[f32]) {
     }
 }
 
+/// A `LANES`-long chunk as an array.
+#[inline(always)]
+fn lanes(c: &[f32]) -> &[f32; LANES] {
+    c.try_into().expect("chunks_exact(LANES)")
+}
+
 /// The softmax of one row's energies `e` (`q_p` lanes, the first `q_i` real, `mask` 1 on
 /// them and 0 on the padding) in place, lane-parallel: returns `(max, Σ exp(e − max))` and
 /// leaves `exp(e − max)` in the real lanes and 0 in the padding. The lane sums are added in a
 /// fixed order, so the bits do not depend on the instruction set.
 #[inline(always)]
 fn softmax_row(e: &mut [f32], mask: &[f32]) -> (f32, f32) {
+    // Chunks as arrays: lengths the compiler knows, so the lane loops need no bounds checks
+    // and become vector instructions.
     let mut mx = [f32::NEG_INFINITY; LANES];
     for (c, w) in e.chunks_exact(LANES).zip(mask.chunks_exact(LANES)) {
+        let (c, w) = (lanes(c), lanes(w));
         for k in 0..LANES {
             // Padding lanes count as −∞.
             let v = if w[k] > 0.0 { c[k] } else { f32::NEG_INFINITY };
@@ -263,6 +274,7 @@ fn softmax_row(e: &mut [f32], mask: &[f32]) -> (f32, f32) {
     let m = mx.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut z = [0.0f32; LANES];
     for (c, w) in e.chunks_exact_mut(LANES).zip(mask.chunks_exact(LANES)) {
+        let (c, w): (&mut [f32; LANES], _) = (c.try_into().expect("LANES"), lanes(w));
         for k in 0..LANES {
             c[k] = fast_exp(c[k] - m) * w[k];
             z[k] += c[k];
