@@ -2,14 +2,15 @@
 //! side timing against plmc (BENCHMARKS.md): reads the alignment with a focus sequence,
 //! weights at identity 0.8, fits symmetric PLM with the gap ignored (`-le 16 -lh 0.01 -g`),
 //! prints each iteration's time and objective (plmc's `fx`), the time to reach `TARGET` (the
-//! objective plmc reaches at its iteration 100), and writes plmc's couplings file.
+//! objective plmc reaches at its iteration 100; the fit stops there unless `STOP_AT_TARGET=0`),
+//! and writes plmc's couplings file.
 //!
 //! `cargo run --release -p boltzkit --example plm_vs_plmc -- ALIGNMENT FOCUS OUT [MAX_ITER]
 //! [TARGET] [OBJECTIVE_TOL] [SNAPSHOTS]` (FOCUS `-` for none; OBJECTIVE_TOL sets
 //! `PlmParams::objective_tol`, default 0; SNAPSHOTS, e.g. `50,100,200`, also writes the
 //! couplings file of those iterations' parameters as `OUT.itN`).
 
-use boltzkit::fit::{Control, Run};
+use boltzkit::fit::{Control, Count, Run, StopReason};
 use boltzkit::potts::plm::{PlmParams, PlmProgress};
 use boltzkit::potts::scores::{coupling_scores, write_couplings, ScoreParams};
 use boltzkit::potts::weights::sequence_weights;
@@ -32,6 +33,9 @@ fn main() -> boltzkit::Result<()> {
     let snapshots: Vec<usize> = args.get(7).map_or(Vec::new(), |s| {
         s.split(',').map(|v| v.parse().unwrap()).collect()
     });
+    // With a target, a run for time-to-objective ends there (STOP_AT_TARGET=0 goes on).
+    let stop_at_target =
+        target.is_finite() && std::env::var("STOP_AT_TARGET").as_deref() != Ok("0");
     let start = Instant::now();
     let read = AlignmentParams {
         focus: (args[2] != "-").then(|| args[2].clone()),
@@ -72,6 +76,12 @@ fn main() -> boltzkit::Result<()> {
         );
         if reached.is_none() && p.objective <= target {
             reached = Some((p.iteration, t));
+            if stop_at_target {
+                return Ok(Control::Stop(StopReason::EarlyStopped {
+                    after: Count::iterations(p.iteration),
+                    detail: format!("reached the target objective {target}"),
+                }));
+            }
         }
         if snapshots.contains(&p.iteration) {
             let mut model = Potts::zeros(states.clone())?;
