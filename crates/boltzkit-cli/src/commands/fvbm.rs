@@ -12,7 +12,9 @@ use boltzkit::data::synth::{sample_states_memory, table_memory};
 use boltzkit::data::{write_dataset, Binarize, Dataset};
 use boltzkit::fit::{Control, Learner, Run, StopReason};
 use boltzkit::fvbm::exact::{self, MAX_EXACT_UNITS, MAX_TABLE_UNITS};
-use boltzkit::fvbm::{inference, pcd, pseudo, Convention, Fvbm, FvbmParams, GaParams, PcdParams};
+use boltzkit::fvbm::{
+    inference, pcd, pseudo, Convention, Fvbm, FvbmParams, GaParams, MpleRecord, PcdParams,
+};
 use boltzkit::model::{ExactTask, Model, Sampling};
 use boltzkit::provenance::{self, DataFile};
 use boltzkit::rng::{derive_seed, rng_from_seed, BkRng};
@@ -386,7 +388,7 @@ struct FitSummary {
 }
 
 /// The solver's figures in [`FitSummary`], by family.
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 #[serde(untagged)]
 enum SolverSummary {
     /// BSLM, GA and Newton (maximum pseudo-likelihood).
@@ -417,15 +419,75 @@ enum SolverSummary {
 }
 
 /// How the MPLE's existence was settled (when the separation LP ran).
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 struct ExistenceSummary {
     existence_s: f64,
     existence_by: &'static str,
     separated_pairs: usize,
 }
 
+/// What `fvbm fit` decided before fitting: the seed, the solver's checked settings, the data
+/// and the true distribution.
+struct FitPlan {
+    seed: Option<u64>,
+    params: FvbmParams,
+    data: Dataset,
+    truth: Option<Truth>,
+}
+
+/// A fit: the model, the solver's figures, the MPLE solvers' own final objective (log-PL minus
+/// the penalty), why it stopped and the solver's warnings (for `--json`).
+struct Solved {
+    model: Fvbm,
+    solver: SolverSummary,
+    mple_objective: Option<f64>,
+    stop: StopReason,
+    warnings: Option<Vec<String>>,
+}
+
+impl SolverSummary {
+    /// The figures of a maximum-pseudo-likelihood fit.
+    fn mple(r: &MpleRecord) -> Self {
+        SolverSummary::Mple {
+            sweeps: r.iterations,
+            stop: r.stop.clone(),
+            monotone: r.is_monotone(),
+            final_gradient: r.final_gradient,
+            mple_exists: r.mple_exists(),
+            learn_s: r.seconds,
+            existence: r.existence.as_ref().map(|e| ExistenceSummary {
+                existence_s: e.seconds,
+                existence_by: if e.certificate { "certificate" } else { "lp" },
+                separated_pairs: e.separation.as_ref().map_or(0, |s| s.separated_pairs),
+            }),
+        }
+    }
+}
+
 impl FitArgs {
+    /// Parse (clap) → plan → fit → report → write.
     fn run(self) -> anyhow::Result<()> {
+        let plan = self.plan()?;
+        let solved = self.solve(&plan)?;
+        let stop = solved.stop.clone();
+        let mut report = self.report(&plan, &solved)?;
+        if let Some(path) = &self.output {
+            let meta = provenance::fvbm_fit(&plan.params, Some(&DataFile::of(&self.data)?))?;
+            solved
+                .model
+                .save(path, &meta)
+                .with_context(|| format!("writing the model to {}", path.display()))?;
+            report.output = Some(path.display().to_string());
+        }
+        interrupted_after(&stop, self.output.as_deref())?;
+        Summary::new("fvbm fit", plan.seed)
+            .extend(&report)?
+            .emit(&self.common)
+    }
+
+    /// The seed, outputs checked, the settings from the flags (checked), the data read, the
+    /// sizes refused up front, the truth read.
+    fn plan(&self) -> anyhow::Result<FitPlan> {
         let algo = self.solver.algo;
         let seed = if algo == AlgoArg::Pcd || self.binarize.is_random() {
             Some(self.common.init()?)
@@ -443,7 +505,6 @@ impl FitArgs {
             p.seed = seed.unwrap_or(0);
         }
         params.check()?;
-        let conv = params.convention();
         let data = load_binary(
             &self.data,
             self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
@@ -467,56 +528,47 @@ impl FitArgs {
             .into());
         }
         let truth = self.truth.as_deref().map(Truth::load).transpose()?;
+        Ok(FitPlan {
+            seed,
+            params,
+            data,
+            truth,
+        })
+    }
+
+    /// The fit by the chosen solver, with its progress shown (Ctrl-C stops it).
+    fn solve(&self, plan: &FitPlan) -> anyhow::Result<Solved> {
+        let (params, data) = (&plan.params, &plan.data);
         let spin = progress::spinner("fitting", self.common.quiet);
         let interrupt = crate::interrupt::flag();
         let mut show = |p: &mut boltzkit::fvbm::Progress| {
             spin.set_message(format!("sweep {}  log-PL {:.6}", p.iteration, p.objective));
             Ok(Control::Continue)
         };
-        let mut warnings = None;
         // a Run for the fit (its type is the learner's)
         macro_rules! run {
             () => {
                 Run::new().interrupt(interrupt.clone())
             };
         }
-        let (model, solver, mple_objective, stop) = match &params {
-            FvbmParams::Plm(_)
-            | FvbmParams::Bslm(_)
-            | FvbmParams::Ga(_)
-            | FvbmParams::Newton(_) => {
-                let fit = match &params {
-                    FvbmParams::Plm(p) => p.check()?.fit_with(&data, run!().observe(&mut show))?,
-                    FvbmParams::Bslm(p) => p.check()?.fit_with(&data, run!().observe(&mut show))?,
-                    FvbmParams::Ga(p) => p.check()?.fit_with(&data, run!().observe(&mut show))?,
-                    FvbmParams::Newton(p) => {
-                        p.check()?.fit_with(&data, run!().observe(&mut show))?
-                    }
-                    _ => unreachable!("an MPLE solver"),
-                };
-                let r = &fit.record;
-                let objective = Some(r.final_objective());
-                let solver = SolverSummary::Mple {
-                    sweeps: r.iterations,
-                    stop: r.stop.clone(),
-                    monotone: r.is_monotone(),
-                    final_gradient: r.final_gradient,
-                    mple_exists: r.mple_exists(),
-                    learn_s: r.seconds,
-                    existence: r.existence.as_ref().map(|e| ExistenceSummary {
-                        existence_s: e.seconds,
-                        existence_by: if e.certificate { "certificate" } else { "lp" },
-                        separated_pairs: e.separation.as_ref().map_or(0, |s| s.separated_pairs),
-                    }),
-                };
-                spin.finish_and_clear();
-                warnings = warn(&r.warnings, &self.common);
-                (fit.model, solver, objective, fit.record.stop)
+        let mple = |fit: boltzkit::fvbm::FvbmFit| {
+            spin.finish_and_clear();
+            Solved {
+                solver: SolverSummary::mple(&fit.record),
+                mple_objective: Some(fit.record.final_objective()),
+                stop: fit.record.stop.clone(),
+                warnings: warn(&fit.record.warnings, &self.common),
+                model: fit.model,
             }
+        };
+        let solved = match params {
+            FvbmParams::Plm(p) => mple(p.check()?.fit_with(data, run!().observe(&mut show))?),
+            FvbmParams::Bslm(p) => mple(p.check()?.fit_with(data, run!().observe(&mut show))?),
+            FvbmParams::Ga(p) => mple(p.check()?.fit_with(data, run!().observe(&mut show))?),
+            FvbmParams::Newton(p) => mple(p.check()?.fit_with(data, run!().observe(&mut show))?),
             FvbmParams::Mle(p) => {
-                let fit = p.check()?.fit_with(&data, run!())?;
+                let fit = p.check()?.fit_with(data, run!())?;
                 let r = &fit.record;
-                spin.finish_and_clear();
                 let solver = SolverSummary::Mle {
                     kl_data: r.kl_data,
                     iterations: r.iterations,
@@ -524,7 +576,14 @@ impl FitArgs {
                     final_gradient: r.final_gradient,
                     learn_s: r.seconds,
                 };
-                (fit.model, solver, None, fit.record.stop)
+                let stop = r.stop.clone();
+                Solved {
+                    model: fit.model,
+                    solver,
+                    mple_objective: None,
+                    stop,
+                    warnings: None,
+                }
             }
             FvbmParams::Pcd(p) => {
                 let learner = p.check()?;
@@ -534,49 +593,53 @@ impl FitArgs {
                     bar.inc(1);
                     Ok(Control::Continue)
                 });
-                let fit = learner.fit_with(&data, observed)?;
+                let fit = learner.fit_with(data, observed)?;
                 bar.finish_and_clear();
                 let solver = SolverSummary::Pcd {
                     updates: fit.record.updates,
                     final_mismatch: fit.record.final_mismatch,
                     learn_s: fit.record.seconds,
                 };
-                (fit.model, solver, None, fit.record.stop)
+                Solved {
+                    model: fit.model,
+                    solver,
+                    mple_objective: None,
+                    stop: fit.record.stop,
+                    warnings: None,
+                }
             }
         };
-        // the MPLE solvers report their own final objective (log-PL minus the penalty)
-        let log_pl = match mple_objective {
+        spin.finish_and_clear();
+        Ok(solved)
+    }
+
+    /// The fitted model's figures: the log-PL, the exact average log-likelihood when
+    /// affordable, the distance to the truth.
+    fn report(&self, plan: &FitPlan, solved: &Solved) -> anyhow::Result<FitSummary> {
+        let (params, data, model) = (&plan.params, &plan.data, &solved.model);
+        let conv = params.convention();
+        let d = data.n_vars();
+        let log_pl = match solved.mple_objective {
             Some(objective) => objective,
-            None => pseudo::log_pl(&model, &pseudo::PlData::new(&data, conv)?)?,
+            None => pseudo::log_pl(model, &pseudo::PlData::new(data, conv)?)?,
         };
-        let mut report = FitSummary {
+        Ok(FitSummary {
             data: self.data.display().to_string(),
             samples: data.n_samples(),
             vars: d,
             algo: params.algo().to_string(),
             convention: conv.name(),
-            solver,
+            solver: solved.solver.clone(),
             log_pl,
             log_pl_per_sample: log_pl / data.n_samples() as f64,
             avg_log_likelihood: (d <= MAX_EXACT_UNITS)
-                .then(|| exact::average_log_likelihood(&model, &data))
+                .then(|| exact::average_log_likelihood(model, data))
                 .transpose()?,
-            kl_truth: truth.as_ref().map(|t| t.kl(&model)).transpose()?,
-            mse_theta: truth.as_ref().and_then(|t| t.mse(&model)),
-            warnings,
+            kl_truth: plan.truth.as_ref().map(|t| t.kl(model)).transpose()?,
+            mse_theta: plan.truth.as_ref().and_then(|t| t.mse(model)),
+            warnings: solved.warnings.clone(),
             output: None,
-        };
-        if let Some(path) = &self.output {
-            let meta = provenance::fvbm_fit(&params, Some(&DataFile::of(&self.data)?))?;
-            model
-                .save(path, &meta)
-                .with_context(|| format!("writing the model to {}", path.display()))?;
-            report.output = Some(path.display().to_string());
-        }
-        interrupted_after(&stop, self.output.as_deref())?;
-        Summary::new("fvbm fit", seed)
-            .extend(&report)?
-            .emit(&self.common)
+        })
     }
 }
 
