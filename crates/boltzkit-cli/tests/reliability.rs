@@ -5,6 +5,7 @@
 mod common;
 
 use common::{bars_and_stripes, boltzkit, path};
+use predicates::prelude::*;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -705,8 +706,9 @@ fn a_full_disk_for_the_checkpoint_or_the_model_says_where_the_model_is() {
     assert_eq!(names_in(small.path()), vec!["filler"]);
 }
 
-/// A rate too large (PCD at `--lr 4.5` in batches of 4, the parameter guard out of the way):
-/// it learns for 50 epochs, then the divergence watch stops the run with exit 1 and one line
+/// A rate too large (PCD at `--lr 1` in batches of 4, the parameter guard out of the way):
+/// it learns for 16 epochs, then the divergence watch (its default tolerance, 0.1) stops the
+/// run with exit 1 and one line
 /// saying which epoch's model was kept, and the model file holds that model bit for bit (the
 /// same seeded run for that many epochs, the watch off).
 #[test]
@@ -730,7 +732,7 @@ fn a_diverging_fit_exits_1_and_keeps_the_best_model() {
             "--batch-size",
             "4",
             "--lr",
-            "4.5",
+            "1",
             "--max-abs-param",
             "1e30",
             "--epochs",
@@ -747,7 +749,7 @@ fn a_diverging_fit_exits_1_and_keeps_the_best_model() {
         args.map(String::from)
     };
     let line = fails(
-        &refs(&fit("300", "1", &out)),
+        &refs(&fit("300", "0.1", &out)),
         1,
         &["diverged", "kept the model of epoch", &out],
     );
@@ -769,4 +771,28 @@ fn a_diverging_fit_exits_1_and_keeps_the_best_model() {
         load_rbm(twin.as_ref()).unwrap(),
     );
     assert_eq!(a.rbm, b.rbm);
+    // the golden runs' healthy rate on the same data: all epochs, exit 0
+    let healthy = [
+        "rbm",
+        "fit",
+        "--data",
+        &data,
+        "--hidden",
+        "4",
+        "--batch-size",
+        "0",
+        "--lr",
+        "0.2",
+        "--epochs",
+        "30",
+        "--seed",
+        "1",
+        "-o",
+        &twin,
+    ];
+    boltzkit()
+        .args(healthy)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("diverged").not());
 }

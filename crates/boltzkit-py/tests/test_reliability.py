@@ -111,13 +111,13 @@ def test_divergence_warns_and_says_so(binary_data):
 
 def test_the_divergence_watch_keeps_the_best_epoch():
     # the CLI test's run (3×3 bars and stripes as `gen bars-stripes` writes it, PCD at rate
-    # 4.5 in batches of 4, the parameter guard out of the way): it learns, then the watch stops
+    # 1 in batches of 4, the parameter guard out of the way): it learns, then the watch stops
     # it, says which epoch's model it kept, and that model is the same seeded run's for that
     # many epochs
     rows = [[(m >> (i // 3)) & 1 for i in range(9)] for m in range(8)]
     rows += [[(m >> (i % 3)) & 1 for i in range(9)] for m in range(1, 7)]
     X = np.array(rows, dtype=np.uint8)
-    settings = dict(n_hidden=8, batch_size=4, learning_rate=4.5, algo="pcd-1")
+    settings = dict(n_hidden=8, batch_size=4, learning_rate=1.0, algo="pcd-1")
     settings.update(max_abs_param=1e30, random_state=3)
     with pytest.warns(boltzkit.DivergenceWarning, match="pseudo-likelihood") as seen:
         model = RBM(n_epochs=300, **settings).fit(X)
@@ -129,6 +129,10 @@ def test_the_divergence_watch_keeps_the_best_epoch():
     np.testing.assert_array_equal(model.components_, twin.components_)
     np.testing.assert_array_equal(model.intercept_visible_, twin.intercept_visible_)
     np.testing.assert_array_equal(model.intercept_hidden_, twin.intercept_hidden_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", boltzkit.DivergenceWarning)
+        healthy = RBM(n_hidden=4, batch_size=0, learning_rate=0.2, n_epochs=30, random_state=1)
+        assert healthy.fit(X).stop_reason_.startswith("all"), healthy.stop_reason_
     with pytest.raises(ValueError, match="divergence_tol"):
         RBM(n_epochs=1, divergence_tol=-1.0).fit(X)
 

@@ -234,7 +234,9 @@ pub fn curve_run(
         .epochs(iterations / per_epoch)
         .learning_rate(s.lrs[l])
         .algorithm(s.algos[a])
-        .seed(derive_seed(trial_seed, 1 + u64::from(s.lrs[l].to_bits())));
+        .seed(derive_seed(trial_seed, 1 + u64::from(s.lrs[l].to_bits())))
+        // the paper's curves run their budget: CD's divergence is what they show
+        .divergence_tol(0.0);
     params.batch_size = pd.batch_size();
     let every = EVAL_EVERY / per_epoch;
     let out = Trainer::new(rbm, data, params)?

@@ -168,10 +168,11 @@ class RBM(_RbmMixin, BaseEstimator):
         Sliding factor of the visible offsets of the centered trainers (``cg``, ``csdcp``).
     nu_lambda : float, default=0.01
         Sliding factor of their hidden offsets.
-    divergence_tol : float, default=1.0
-        The divergence watch, nats per visible unit (0: off): when the pseudo-likelihood of
-        fixed training (row, unit) pairs, or the monitored log-likelihood, falls this far
-        below its best after an epoch, training stops as diverged with the best model kept
+    divergence_tol : float, default=0.1
+        The divergence watch (0: off): when the pseudo-likelihood of fixed training (row,
+        unit) pairs, or the monitored log-likelihood, falls below its best after an epoch by
+        more than this fraction of the independent-units model's figure (its entropy per
+        unit on those pairs), training stops as diverged with the best model kept
         (``stop_reason_`` starts with ``"diverged"``, a ``DivergenceWarning``).
     binarize : "auto", float or None, default="auto"
         ``"auto"``: 0/1 data are taken as they are; any other data (grayscale or

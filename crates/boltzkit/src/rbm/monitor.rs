@@ -103,8 +103,8 @@ pub fn pseudo_log_likelihood(rbm: &Rbm, data: &Dataset) -> Result<f64> {
 
 /// The mean conditional log-probability `ln p(v_i | v_{−i})` (nats) of the pairs `(row, unit)`
 /// of the binary `data`: a pseudo-log-likelihood per unit on a fixed sample of its terms, cheap
-/// enough to watch every epoch (one hidden input per row, the sparse rows summed over their
-/// ones, and two softplus sums per pair). The same pairs give a deterministic figure, so its
+/// enough to watch every epoch (one hidden input per row, shared by consecutive pairs of that
+/// row, the sparse rows summed over their ones, and one softplus sum per pair). The same pairs give a deterministic figure, so its
 /// changes are the model's. [`pseudo_log_likelihood`] with every unit of a row is `n_visible`
 /// times this averaged over all of the row's pairs.
 pub fn unit_pseudo_log_likelihood(
@@ -126,24 +126,31 @@ pub fn unit_pseudo_log_likelihood(
             ),
         ));
     }
-    let terms: Vec<f64> = pairs
+    // consecutive pairs of one row share its hidden input (the watch asks 16 units per row)
+    let runs: Vec<&[(usize, usize)]> = pairs.chunk_by(|a, b| a.0 == b.0).collect();
+    let terms: Vec<Vec<f64>> = runs
         .par_iter()
-        .map(|&(r, i)| {
-            let v: Vec<u8> = data.sample(r).iter().copied().collect();
+        .map(|run| {
+            let v: Vec<u8> = data.sample(run[0].0).iter().copied().collect();
             let mut x = vec![0.0f64; nh];
             hidden_input(rbm, &v, &mut x);
-            let row = &rbm.w()[i * nh..(i + 1) * nh];
-            let sign = if v[i] != 0 { -1.0 } else { 1.0 };
-            let (sp, sp_flip) = x.iter().zip(row).fold((0.0, 0.0), |(a, b), (&xj, &w)| {
-                (
-                    a + softplus_f64(xj),
-                    b + softplus_f64(xj + sign * f64::from(w)),
-                )
-            });
-            let f_flip_minus_f = -(sign * f64::from(rbm.b()[i])) - (sp_flip - sp);
-            -softplus_f64(-f_flip_minus_f)
+            let sp: f64 = x.iter().map(|&xj| softplus_f64(xj)).sum();
+            run.iter()
+                .map(|&(_, i)| {
+                    let row = &rbm.w()[i * nh..(i + 1) * nh];
+                    let sign = if v[i] != 0 { -1.0 } else { 1.0 };
+                    let sp_flip: f64 = x
+                        .iter()
+                        .zip(row)
+                        .map(|(&xj, &w)| softplus_f64(xj + sign * f64::from(w)))
+                        .sum();
+                    let f_flip_minus_f = -(sign * f64::from(rbm.b()[i])) - (sp_flip - sp);
+                    -softplus_f64(-f_flip_minus_f)
+                })
+                .collect()
         })
         .collect();
+    let terms: Vec<f64> = terms.into_iter().flatten().collect();
     Ok(terms.iter().sum::<f64>() / terms.len().max(1) as f64)
 }
 
@@ -194,6 +201,11 @@ mod tests {
             (per_unit * 5.0 - full).abs() < 1e-10,
             "{per_unit} vs {full}"
         );
+        // the same pairs interleaved (no row shares a hidden input): the same figure
+        let interleaved: Vec<(usize, usize)> =
+            (0..5).flat_map(|i| (0..6).map(move |r| (r, i))).collect();
+        let apart = unit_pseudo_log_likelihood(&rbm, &d, &interleaved).unwrap();
+        assert!((apart - per_unit).abs() < 1e-12, "{apart} vs {per_unit}");
         assert!(unit_pseudo_log_likelihood(&rbm, &d, &[(6, 0)]).is_err());
     }
 

@@ -217,8 +217,9 @@ pub(super) struct TrainFlags {
     #[arg(long, value_name = "X", default_value_t = RbmParams::default().train.max_abs_param)]
     pub(super) max_abs_param: f32,
     /// Stop as diverged, keeping the best model, when the watched pseudo-likelihood (or the
-    /// monitored log-likelihood) falls this many nats per unit below its best (0: no watch)
-    #[arg(long, value_name = "NATS",
+    /// monitored log-likelihood) falls below its best by more than this fraction of the
+    /// independent-units model's figure (0: no watch)
+    #[arg(long, value_name = "FRACTION",
           default_value_t = RbmParams::default().train.divergence_tol)]
     pub(super) divergence_tol: f32,
 }
