@@ -11,6 +11,9 @@ mod input;
 mod plot;
 mod resume;
 mod sample;
+mod units;
+mod units_data;
+mod units_eval;
 
 /// `boltzkit rbm <verb>`.
 #[derive(Debug, Args)]
@@ -85,9 +88,21 @@ impl RbmArgs {
     /// Runs the chosen verb.
     pub fn run(self) -> anyhow::Result<()> {
         match self.verb {
-            RbmVerb::Fit(a) if a.is_frank_wolfe() => fw::fit(a),
-            RbmVerb::Fit(a) => a.run(),
-            RbmVerb::Eval(a) => a.run(),
+            RbmVerb::Fit(a) if a.units.is_unit_pair() => units::fit(a),
+            RbmVerb::Fit(a) if a.is_frank_wolfe() => {
+                a.units.refuse_on_binary()?;
+                fw::fit(a)
+            }
+            RbmVerb::Fit(a) => {
+                a.units.refuse_on_binary()?;
+                a.run()
+            }
+            RbmVerb::Eval(a) if units_data::is_unit_model(&a.model) => units_eval::eval(a),
+            RbmVerb::Eval(a) => {
+                a.units.refuse_on_binary()?;
+                a.run()
+            }
+            RbmVerb::Sample(a) if units_data::is_unit_model(&a.model) => units_eval::sample(a),
             RbmVerb::Sample(a) => a.run(),
             RbmVerb::Features(a) => a.run(),
             RbmVerb::Plot(a) => a.run(),

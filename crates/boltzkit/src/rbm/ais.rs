@@ -349,6 +349,12 @@ pub(super) fn anneal(
 
 /// `ln Ẑ = ln Z_0 + sign · ln mean(w)` (`sign = 1` forward, `−1` reverse), its delta-method
 /// standard error and the ±3σ interval from log-weights.
+/// Forward AIS's summary of chain log-weights from `ln Z_0` (the unit-type RBMs' AIS,
+/// `rbm::units::ais`, shares it).
+pub(crate) fn summarize_log_weights(log_weights: Vec<f64>, log_z0: f64) -> Result<AisEstimate> {
+    summarize(log_weights, log_z0, 1.0)
+}
+
 fn summarize(log_weights: Vec<f64>, log_z0: f64, sign: f64) -> Result<AisEstimate> {
     let mx = log_weights
         .iter()

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 
 /// How `rbm eval` estimates the average log-likelihood.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum MethodArg {
+pub(super) enum MethodArg {
     /// Enumeration of the smaller layer (≤ 30 units)
     Exact,
     /// Forward annealed importance sampling (optimistic in expectation)
@@ -55,19 +55,19 @@ impl MethodArg {
 pub(super) struct EvalArgs {
     /// The model file (safetensors, boltzkit/rbm/v1)
     #[arg(long, value_name = "FILE")]
-    model: PathBuf,
-    /// Data of 0/1 values
+    pub(super) model: PathBuf,
+    /// Data of 0/1 values (a unit-type model's: codes, an alignment or real values)
     #[arg(long, value_name = "FILE")]
-    data: PathBuf,
+    pub(super) data: PathBuf,
     /// How to estimate it [default: exact when the smaller layer has ≤ 30 units, else bracket]
     #[arg(long, value_enum)]
-    method: Option<MethodArg>,
+    pub(super) method: Option<MethodArg>,
     #[command(flatten)]
     binarize: BinarizeArgs,
     #[command(flatten)]
-    ais: AisFlags,
+    pub(super) ais: AisFlags,
     #[command(flatten)]
-    estimator: EstimatorFlags,
+    pub(super) estimator: EstimatorFlags,
     /// Report the bracket at K, 2K, 4K, ... steps up to the schedule's (the standard schedule's
     /// shape, or linear with --ais-steps)
     #[arg(long, value_name = "K")]
@@ -77,21 +77,23 @@ pub(super) struct EvalArgs {
     #[arg(long)]
     monitors: bool,
     #[command(flatten)]
-    common: CommonArgs,
+    pub(super) units: super::units_eval::UnitEvalFlags,
+    #[command(flatten)]
+    pub(super) common: CommonArgs,
 }
 
 /// The estimator's flags besides `--ais-chains` / `--ais-steps`, serialized under the schema's
 /// names ([`EvalParams`]) and put over its defaults (`settings::overlay`); each default is
 /// read from the struct.
 #[derive(Debug, Args, Serialize)]
-struct EstimatorFlags {
+pub(super) struct EstimatorFlags {
     /// RAISE chains per test vector
     #[arg(long, value_name = "M", default_value_t = EvalParams::default().raise_chains)]
-    raise_chains: usize,
+    pub(super) raise_chains: usize,
     /// RAISE on a seeded random subset of N test vectors [default: all]
     #[arg(long, value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
-    raise_vectors: Option<usize>,
+    pub(super) raise_vectors: Option<usize>,
     /// A bracket wider than this many nats is diagnosed as too wide
     #[arg(long, value_name = "X", default_value_t = EvalParams::default().max_width)]
     max_width: f64,

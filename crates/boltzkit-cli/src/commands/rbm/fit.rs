@@ -179,6 +179,8 @@ pub(super) struct FitArgs {
     #[arg(short, long, value_name = "FILE")]
     pub(super) output: PathBuf,
     #[command(flatten)]
+    pub(super) units: super::units::UnitFlags,
+    #[command(flatten)]
     pub(super) fw: Box<FwFlags>,
     #[command(flatten)]
     pub(super) common: CommonArgs,
@@ -337,7 +339,7 @@ impl FitArgs {
 
     /// The trainer of `--algo` and its flags: a family with --k, --inner, --replicas, --loo,
     /// or one name in the library's notation; flags that do not apply are refused.
-    fn algorithm(&self) -> anyhow::Result<Algorithm> {
+    pub(super) fn algorithm(&self) -> anyhow::Result<Algorithm> {
         let family = self.algo.family;
         let centered_or_dcp = matches!(family, AlgoArg::Sdcp | AlgoArg::Csdcp);
         if self.inner.is_some() && !centered_or_dcp {
@@ -378,7 +380,7 @@ impl FitArgs {
 
     /// The learner's settings: the flags over the defaults, the algorithm and the seed;
     /// the loop's checked.
-    fn params(&self, algorithm: Algorithm, seed: u64) -> anyhow::Result<RbmParams> {
+    pub(super) fn params(&self, algorithm: Algorithm, seed: u64) -> anyhow::Result<RbmParams> {
         let mut params: RbmParams =
             boltzkit::settings::overlay(&RbmParams::default(), &self.train)?;
         params.train.algorithm = algorithm;

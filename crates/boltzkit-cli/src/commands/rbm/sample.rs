@@ -19,19 +19,19 @@ use std::path::{Path, PathBuf};
 pub(super) struct SampleArgs {
     /// The model file (safetensors, boltzkit/rbm/v1)
     #[arg(long, value_name = "FILE")]
-    model: PathBuf,
+    pub(super) model: PathBuf,
     /// Number of samples (one Gibbs chain each)
     #[arg(long, short = 'n', value_name = "N", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..))]
-    samples: u64,
+    pub(super) samples: u64,
     /// Block Gibbs steps per chain
     #[arg(long, value_name = "K", default_value_t = 1000)]
-    gibbs_steps: usize,
+    pub(super) gibbs_steps: usize,
     /// Output data file (.npy, .csv, .tsv, .amat; optionally .gz)
     #[arg(short, long, value_name = "FILE")]
-    output: PathBuf,
+    pub(super) output: PathBuf,
     #[command(flatten)]
-    common: CommonArgs,
+    pub(super) common: CommonArgs,
 }
 
 impl SampleArgs {

@@ -10,8 +10,10 @@
 //! | `conditionals` | [`UnitRbm`]'s inputs, means and draws of one layer given the other, on mini-batches |
 //! | `chains` | [`UnitChains`]: block Gibbs chains over a [`UnitRbm`], one generator per chain |
 //! | `statistics` | [`UnitStats`]: the log-likelihood gradient's statistics; the exact gradient by enumeration |
+//! | `init` | [`UnitRbm::init_from_data`], [`UnitRbmParams`] (a whole run's settings), [`default_layer`] |
 //! | `train` | [`train`]: CD-k / PCD-k over the seam, sample weights, L2 and L1², [`UnitTrainParams`] |
 //! | `file` | model files `boltzkit/rbm/v2`: [`save_unit_rbm`], [`load_unit_rbm`] |
+//! | `ais` | [`ais_log_partition`] (forward AIS) and [`raise_log_likelihoods`] (RAISE) over the seam |
 //! | `bernoulli` | [`Bernoulli`]: 0/1 units |
 //! | `categorical` | [`Categorical`]: Potts units, `q_i` states per site as one-hot blocks |
 //! | `gaussian` | [`Gaussian`]: real units with learned, bounded variances |
@@ -23,6 +25,7 @@
 //! The (Bernoulli, Bernoulli) RBM keeps [`crate::rbm::Rbm`] and its fused kernels; these
 //! types serve every other pair.
 
+mod ais;
 mod bernoulli;
 mod bounded;
 mod categorical;
@@ -32,6 +35,7 @@ mod conditionals;
 mod drelu;
 mod file;
 mod gaussian;
+mod init;
 mod layer;
 mod model;
 mod relu;
@@ -45,6 +49,7 @@ mod quadrature;
 #[cfg(test)]
 mod twins;
 
+pub use ais::{ais_log_partition, raise_log_likelihoods};
 pub use bernoulli::Bernoulli;
 pub use bounded::Bounded;
 pub use categorical::Categorical;
@@ -52,6 +57,7 @@ pub use chains::UnitChains;
 pub use drelu::DRelu;
 pub use file::{load_unit_rbm, save_unit_rbm, UnitRbmFile, UNIT_RBM_FORMAT};
 pub use gaussian::{Gaussian, VARIANCE_BOUNDS};
+pub use init::{default_layer, UnitRbmParams};
 pub use layer::{UnitKind, Units};
 pub use model::{UnitRbm, MAX_ENUM_STATES};
 pub use relu::Relu;

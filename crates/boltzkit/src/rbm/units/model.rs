@@ -109,6 +109,36 @@ impl UnitRbm {
         Ok(energy.iter().zip(&gamma).map(|(e, g)| g - e).collect())
     }
 
+    /// `−F(v)` of each visible row of `rows` (`ln p(v) + ln Z`), the rows checked.
+    pub fn neg_free_energies_of(&self, rows: &[f32]) -> Result<Vec<f64>> {
+        self.visible.check_states(rows)?;
+        self.neg_free_energies(rows, false)
+    }
+
+    /// Whether [`UnitRbm::log_partition_exact`] can enumerate the model (a discrete layer of
+    /// at most [`MAX_ENUM_STATES`] states).
+    pub fn is_enumerable(&self) -> bool {
+        self.enumerated_layer().is_ok()
+    }
+
+    /// The (weighted) mean log-likelihood `Σ_r a_r (−F(v_r)) − ln Z` of the visible rows
+    /// `rows`, the weights scaled to add to 1 (`None`: equal), with `log_z` (`None`: the
+    /// exact [`UnitRbm::log_partition_exact`]).
+    pub fn log_likelihood(
+        &self,
+        rows: &[f32],
+        weights: Option<&[f64]>,
+        log_z: Option<f64>,
+    ) -> Result<f64> {
+        let neg_f = self.neg_free_energies_of(rows)?;
+        let a = super::statistics::normalized_weights(weights, neg_f.len())?;
+        let log_z = match log_z {
+            Some(z) => z,
+            None => self.log_partition_exact()?,
+        };
+        Ok(neg_f.iter().zip(&a).map(|(f, a)| a * f).sum::<f64>() - log_z)
+    }
+
     /// The exact `ln Z`, enumerating the discrete layer with fewer states (at most
     /// [`MAX_ENUM_STATES`]); the other layer, discrete or not, enters through its
     /// log-partition. An error when neither layer is discrete or the states are too many.

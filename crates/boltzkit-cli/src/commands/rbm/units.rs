@@ -1,0 +1,270 @@
+//! `boltzkit rbm fit --visible-units TYPE --hidden-units TYPE`: RBMs whose units are not all
+//! 0/1 (issue 34), trained by `boltzkit::rbm::units::train` (CD-k or PCD-k, sample weights,
+//! L2 and L1²) and written as `boltzkit/rbm/v2`. The (bernoulli, bernoulli) pair stays the
+//! binary RBM of `fit.rs` with every trainer: these flags only divert other pairs here.
+//! `rbm eval` and `rbm sample` of such models: `units_eval.rs`.
+
+use super::fit::FitArgs;
+use super::units_data::{read_source, sample_weights, state_rows, visible_layer};
+use crate::exit::UsageError;
+use crate::guard;
+use crate::progress;
+use crate::report::Summary;
+use anyhow::Context;
+use boltzkit::fit::StopReason;
+use boltzkit::rbm::units::{
+    save_unit_rbm, train, UnitKind, UnitRbm, UnitRbmParams, UnitTrainParams,
+};
+use clap::Args;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// `--visible-units`: a type, with `categorical:Q` for Q states at every site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct VisibleSpec {
+    pub(super) kind: UnitKind,
+    pub(super) q: Option<u32>,
+}
+
+/// Parses `bernoulli`, `categorical`, `categorical:Q` or `gaussian`.
+fn parse_visible(s: &str) -> Result<VisibleSpec, String> {
+    let (name, q) = match s.split_once(':') {
+        Some((name, q)) => {
+            let q: u32 = q
+                .parse()
+                .ok()
+                .filter(|q| (2..=256).contains(q))
+                .ok_or_else(|| format!("{s:?}: Q in categorical:Q is 2 to 256"))?;
+            (name, Some(q))
+        }
+        None => (s, None),
+    };
+    let kind: UnitKind = name.parse().map_err(|e: boltzkit::Error| e.to_string())?;
+    if !matches!(
+        kind,
+        UnitKind::Bernoulli | UnitKind::Categorical | UnitKind::Gaussian
+    ) {
+        return Err(format!(
+            "{s:?}: visible units are bernoulli, categorical[:Q] or gaussian"
+        ));
+    }
+    if q.is_some() && kind != UnitKind::Categorical {
+        return Err(format!("{s:?}: only categorical units take :Q"));
+    }
+    Ok(VisibleSpec { kind, q })
+}
+
+/// Parses `bernoulli`, `relu`, `drelu` or `gaussian`.
+fn parse_hidden(s: &str) -> Result<UnitKind, String> {
+    let kind: UnitKind = s.parse().map_err(|e: boltzkit::Error| e.to_string())?;
+    if kind == UnitKind::Categorical {
+        return Err("hidden units are bernoulli, relu, drelu or gaussian".into());
+    }
+    Ok(kind)
+}
+
+/// The unit-type flags of `rbm fit` (each setting's default is its struct's).
+#[derive(Debug, Args)]
+pub(super) struct UnitFlags {
+    /// Visible unit type: bernoulli (the binary RBM), categorical or categorical:Q (integer
+    /// codes, or an alignment .fasta/.a2m/.sto over the protein alphabet; Q states per site,
+    /// default each column's), gaussian (real values from .npy or text, best standardized)
+    #[arg(long = "visible-units", visible_alias = "visible", value_name = "TYPE",
+          value_parser = parse_visible)]
+    pub(super) visible_units: Option<VisibleSpec>,
+    /// Hidden unit type: bernoulli, relu, drelu (PGM's double-sided ReLU) or gaussian
+    #[arg(long, value_name = "TYPE", value_parser = parse_hidden)]
+    pub(super) hidden_units: Option<UnitKind>,
+    /// PGM's L1² penalty on each hidden unit's weights (unit types other than 0/1 only)
+    #[arg(long, value_name = "X", default_value_t = UnitTrainParams::default().l1_squared)]
+    pub(super) l1_squared: f64,
+    /// Sample weights, one per data row (.npy or text; unit types other than 0/1 only)
+    #[arg(long, value_name = "FILE")]
+    pub(super) weights: Option<PathBuf>,
+    /// Sequence weights 1 / (rows at least X identical), as DCA (unit types other than 0/1)
+    #[arg(long, value_name = "X")]
+    pub(super) reweight: Option<f64>,
+}
+
+impl UnitFlags {
+    /// The pair's types (bernoulli for a flag not given).
+    pub(super) fn kinds(&self) -> (UnitKind, UnitKind) {
+        (
+            self.visible_units.map_or(UnitKind::Bernoulli, |v| v.kind),
+            self.hidden_units.unwrap_or(UnitKind::Bernoulli),
+        )
+    }
+
+    /// Whether the run is a unit-type RBM's (any layer not 0/1).
+    pub(super) fn is_unit_pair(&self) -> bool {
+        self.kinds() != (UnitKind::Bernoulli, UnitKind::Bernoulli)
+    }
+
+    /// Refuses the unit-type settings on a binary run (they would be ignored).
+    pub(super) fn refuse_on_binary(&self) -> anyhow::Result<()> {
+        let given = [
+            (
+                "--l1-squared",
+                self.l1_squared != UnitTrainParams::default().l1_squared,
+            ),
+            ("--weights", self.weights.is_some()),
+            ("--reweight", self.reweight.is_some()),
+        ];
+        match given.iter().find(|(_, g)| *g) {
+            Some((flag, _)) => Err(UsageError::new(format!(
+                "{flag} applies to --visible-units/--hidden-units other than bernoulli/bernoulli"
+            ))
+            .into()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What `rbm fit` reports for a unit-type RBM.
+#[derive(Serialize)]
+struct UnitFitSummary {
+    data: String,
+    samples: usize,
+    visible_units: UnitKind,
+    hidden_units: UnitKind,
+    visible: usize,
+    hidden: usize,
+    algo: String,
+    epochs: usize,
+    updates: u64,
+    stop: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    avg_log_likelihood: Option<f64>,
+    learn_s: f64,
+    output: String,
+}
+
+/// Refuses the binary trainer's flags that the unit-type trainer does not take.
+fn refuse_binary_only(a: &FitArgs) -> anyhow::Result<()> {
+    let given = [
+        ("--valid", a.valid.is_some()),
+        ("--early-stop", a.early_stop),
+        ("--checkpoint", a.checkpoint.is_some()),
+        ("--resume", a.resume.is_some()),
+        ("--model", a.model.is_some()),
+        ("--log", a.log.is_some()),
+        ("--monitors", a.monitors),
+        ("--eval", a.eval.is_some()),
+        (
+            "--binarize",
+            a.binarize.resolve(0) != boltzkit::data::Binarize::None,
+        ),
+    ];
+    match given.iter().find(|(_, g)| *g) {
+        Some((flag, _)) => Err(UsageError::new(format!(
+            "{flag} is not available for --visible-units/--hidden-units other than \
+             bernoulli/bernoulli yet"
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// `rbm fit` of a unit-type RBM: read, initialize from the data, train, write, report.
+pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
+    refuse_binary_only(&a)?;
+    let seed = a.common.init()?;
+    let rbm_params = a.params(a.algorithm()?, seed)?;
+    let (visible, hidden) = a.units.kinds();
+    let params = UnitRbmParams {
+        visible,
+        hidden,
+        n_hidden: a
+            .hidden
+            .ok_or_else(|| UsageError::new("--hidden N is required"))?,
+        weight_sd: rbm_params.weight_sd,
+        train: UnitTrainParams {
+            train: rbm_params.train,
+            l1_squared: a.units.l1_squared,
+        },
+    };
+    guard::model_files(
+        &[Some(&a.data), a.units.weights.as_deref()],
+        &[("-o", Some(&a.output))],
+        &[],
+    )?;
+    let source = read_source(&a.data, visible)?;
+    let q = a.units.visible_units.and_then(|v| v.q);
+    let layer = visible_layer(visible, q, &source)?;
+    let rows = state_rows(&a.data, &layer, &source)?;
+    let weights = sample_weights(a.units.weights.as_deref(), a.units.reweight, &source)?;
+    let model = UnitRbm::init_from_data(
+        layer,
+        hidden,
+        params.n_hidden,
+        &rows,
+        params.weight_sd,
+        boltzkit::rng::derive_seed(seed, 3),
+    )?;
+    let bar = progress::bar(params.train.train.epochs as u64, "epochs", a.common.quiet);
+    let started = crate::report::started();
+    let fitted = train(
+        model,
+        &rows,
+        weights.as_deref(),
+        &params.train,
+        Some(&crate::interrupt::flag()),
+        |_, _| {
+            bar.inc(1);
+            Ok(true)
+        },
+    )?;
+    bar.finish_and_clear();
+    let learn_s = started.elapsed().as_secs_f64();
+    let mut meta = BTreeMap::new();
+    meta.insert(
+        "settings".to_string(),
+        boltzkit::settings::to_json(&params)?.to_string(),
+    );
+    meta.insert("data_file".to_string(), a.data.display().to_string());
+    save_unit_rbm(&a.output, &fitted.model, &meta)
+        .with_context(|| format!("cannot write the model to {}", a.output.display()))?;
+    let avg_log_likelihood = if fitted.model.is_enumerable() {
+        Some(
+            fitted
+                .model
+                .log_likelihood(&rows, weights.as_deref(), None)?,
+        )
+    } else {
+        None
+    };
+    let report = UnitFitSummary {
+        data: a.data.display().to_string(),
+        samples: source.n_rows(),
+        visible_units: visible,
+        hidden_units: hidden,
+        visible: fitted.model.visible().n_units(),
+        hidden: fitted.model.hidden().n_units(),
+        algo: params.train.train.algorithm.to_string(),
+        epochs: fitted.epochs,
+        updates: fitted.steps,
+        stop: fitted.stop.to_string(),
+        avg_log_likelihood,
+        learn_s,
+        output: a.output.display().to_string(),
+    };
+    Summary::new("rbm fit", Some(seed))
+        .extend(&report)?
+        .emit(&a.common)?;
+    match fitted.stop {
+        StopReason::Interrupted { .. } => Err(crate::interrupt::Interrupted(format!(
+            "interrupted after {} updates ({} epochs); wrote the last good model to {}",
+            fitted.steps,
+            fitted.epochs,
+            a.output.display()
+        ))
+        .into()),
+        StopReason::Diverged { .. } => anyhow::bail!(
+            "training {}; wrote the last good model to {}",
+            fitted.stop,
+            a.output.display()
+        ),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,238 @@
+//! End-to-end tests of unit-type RBMs: `boltzkit rbm fit --visible-units/--hidden-units`, and
+//! `rbm eval` / `rbm sample` of their `boltzkit/rbm/v2` files.
+
+mod common;
+
+use boltzkit::rbm::units::load_unit_rbm;
+use common::*;
+use std::path::Path;
+
+/// 60 rows of 4 sites with 3 states each, the sites mostly equal in a row.
+fn codes(dir: &Path) -> String {
+    let mut text = String::new();
+    for r in 0..60u32 {
+        let a = r % 3;
+        let row: Vec<String> = (0..4u32)
+            .map(|i| ((a + u32::from((r * 7 + i * 5) % 11 == 0)) % 3).to_string())
+            .collect();
+        text.push_str(&row.join(","));
+        text.push('\n');
+    }
+    let p = path(dir, "codes.csv");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn categorical_drelu_fit_eval_and_sample_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = codes(dir.path());
+    let model = path(dir.path(), "m.safetensors");
+    let fit = success_json(boltzkit().args([
+        "rbm",
+        "fit",
+        "--data",
+        &data,
+        "--visible-units",
+        "categorical",
+        "--hidden-units",
+        "drelu",
+        "--hidden",
+        "3",
+        "--algo",
+        "pcd-1",
+        "--epochs",
+        "20",
+        "--lr",
+        "0.05",
+        "--batch-size",
+        "20",
+        "--l1-squared",
+        "0.01",
+        "--reweight",
+        "0.8",
+        "-o",
+        &model,
+        "--seed",
+        "3",
+        "--json",
+        "-q",
+    ]));
+    assert_eq!(fit["visible_units"], "categorical");
+    assert_eq!(fit["hidden_units"], "drelu");
+    assert_eq!(fit["updates"], 60);
+    let file = load_unit_rbm(Path::new(&model)).unwrap();
+    assert!(file.metadata["settings"].contains("\"l1_squared\":0.01"));
+    // the weighted average of eval is the fit's (the same sequence weights, the exact ln Z)
+    let eval = success_json(boltzkit().args([
+        "rbm",
+        "eval",
+        "--model",
+        &model,
+        "--data",
+        &data,
+        "--reweight",
+        "0.8",
+        "--json",
+        "-q",
+    ]));
+    assert_eq!(eval["method"], "exact");
+    assert_eq!(eval["avg_log_likelihood"], fit["avg_log_likelihood"]);
+    let ll = eval["avg_log_likelihood"].as_f64().unwrap();
+    assert!(ll < 0.0 && ll > 4.0 * -(3f64.ln()) - 1.0, "{ll}");
+    let samples = path(dir.path(), "s.csv");
+    success_json(boltzkit().args([
+        "rbm",
+        "sample",
+        "--model",
+        &model,
+        "-n",
+        "7",
+        "--gibbs-steps",
+        "5",
+        "-o",
+        &samples,
+        "--seed",
+        "1",
+        "--json",
+        "-q",
+    ]));
+    let text = std::fs::read_to_string(&samples).unwrap();
+    assert_eq!(text.lines().count(), 7);
+    assert!(text
+        .lines()
+        .all(|l| l.split(',').all(|c| ["0", "1", "2"].contains(&c))));
+}
+
+#[test]
+fn gaussian_visible_reads_real_text_and_samples_npy() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = path(dir.path(), "real.csv");
+    let rows: Vec<String> = (0..40)
+        .map(|r| {
+            let z = f64::from(r % 7) / 3.0 - 1.0;
+            format!("{z:.3},{:.3},{:.3}", -z, z * 0.5 + 0.1)
+        })
+        .collect();
+    std::fs::write(&data, rows.join("\n")).unwrap();
+    let model = path(dir.path(), "g.safetensors");
+    let fit = success_json(boltzkit().args([
+        "rbm",
+        "fit",
+        "--data",
+        &data,
+        "--visible",
+        "gaussian",
+        "--hidden",
+        "2",
+        "--epochs",
+        "5",
+        "--lr",
+        "0.01",
+        "--batch-size",
+        "10",
+        "-o",
+        &model,
+        "--seed",
+        "1",
+        "--json",
+        "-q",
+    ]));
+    assert_eq!(fit["hidden_units"], "bernoulli");
+    assert!(fit["avg_log_likelihood"].as_f64().unwrap().is_finite());
+    let bad = boltzkit()
+        .args([
+            "rbm",
+            "sample",
+            "--model",
+            &model,
+            "-o",
+            &path(dir.path(), "s.csv"),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("written as .npy"));
+    let out = path(dir.path(), "s.npy");
+    success_json(boltzkit().args([
+        "rbm",
+        "sample",
+        "--model",
+        &model,
+        "-n",
+        "4",
+        "--gibbs-steps",
+        "3",
+        "-o",
+        &out,
+        "--seed",
+        "2",
+        "--json",
+        "-q",
+    ]));
+    let (shape, values) = boltzkit::data::read_npy_f64(Path::new(&out)).unwrap();
+    assert_eq!(shape, [4, 3]);
+    assert!(values.iter().all(|x| x.is_finite()));
+}
+
+#[test]
+fn unit_flags_are_refused_where_they_would_be_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = codes(dir.path());
+    let refused = |args: &[&str], says: &str| {
+        let out = boltzkit().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    let o = path(dir.path(), "x.safetensors");
+    refused(
+        &[
+            "rbm",
+            "fit",
+            "--data",
+            &data,
+            "--hidden",
+            "2",
+            "--l1-squared",
+            "0.1",
+            "-o",
+            &o,
+        ],
+        "--l1-squared applies to",
+    );
+    refused(
+        &[
+            "rbm",
+            "fit",
+            "--data",
+            &data,
+            "--visible-units",
+            "drelu",
+            "--hidden",
+            "2",
+            "-o",
+            &o,
+        ],
+        "visible units are bernoulli, categorical[:Q] or gaussian",
+    );
+    refused(
+        &[
+            "rbm",
+            "fit",
+            "--data",
+            &data,
+            "--visible-units",
+            "categorical",
+            "--hidden",
+            "2",
+            "--valid",
+            &data,
+            "-o",
+            &o,
+        ],
+        "--valid is not available",
+    );
+    assert!(!Path::new(&o).exists());
+}
