@@ -29,9 +29,13 @@ def cpu_seconds():
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--pgm", required=True, help="PGM's repository (source/, utilities/, data/)")
+    p.add_argument(
+        "--pgm", required=True, help="PGM's repository (source/, utilities/, data/)"
+    )
     p.add_argument("--epochs", type=int, default=20)
-    p.add_argument("--ais-betas", type=int, default=20000, help="PGM's n_betas (notebook: 20000)")
+    p.add_argument(
+        "--ais-betas", type=int, default=20000, help="PGM's n_betas (notebook: 20000)"
+    )
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", required=True, help="folder for codes.csv and weights.txt")
     a = p.parse_args()
@@ -55,10 +59,19 @@ def main():
     num_neighbours = Proteins_utils.count_neighbours(all_data)
     all_weights = (1.0 / num_neighbours).astype(np.float32)
     np.savetxt(os.path.join(a.out, "codes.csv"), all_data, fmt="%d", delimiter=",")
-    np.savetxt(os.path.join(a.out, "weights.txt"), all_weights.astype(np.float64), fmt="%.9g")
+    np.savetxt(
+        os.path.join(a.out, "weights.txt"), all_weights.astype(np.float64), fmt="%.9g"
+    )
 
     n_v = all_data.shape[1]
-    settings = dict(batch_size=100, l1b=0.25, N_MC=1, decay_after=0.5, verbose=0, vverbose=0)
+    settings = {
+        "batch_size": 100,
+        "l1b": 0.25,
+        "N_MC": 1,
+        "decay_after": 0.5,
+        "verbose": 0,
+        "vverbose": 0,
+    }
     # numba compiles on first use: one epoch of a throwaway model first, out of the timing
     warm = rbm.RBM(visible="Potts", hidden="dReLU", n_v=n_v, n_h=100, n_cv=21)
     warm.fit(all_data[:500], weights=all_weights[:500], n_iter=1, **settings)
