@@ -389,6 +389,10 @@ pub(crate) struct Ending {
 pub(crate) type ExistenceCheck<'a> =
     &'a dyn Fn(&Fvbm) -> Result<std::result::Result<Existence, String>>;
 
+/// How far a direction (in the layout of `θ`) is from a recession direction
+/// ([`separation::recession_violation`], or the same by matrix products).
+pub(crate) type Violation<'a> = &'a dyn Fn(&[f64]) -> Result<f64>;
+
 /// Runs `solver` until the stopping rule fires; returns the fitted model and its record.
 pub(crate) fn drive(
     solver: &mut dyn Solver,
@@ -455,9 +459,9 @@ pub(crate) fn drive(
         objective,
         final_gradient,
     };
-    conclude(path, ending, data, params, run, &|m| {
-        separation::check_at(data, m).map(Ok)
-    })
+    let existence = |m: &Fvbm| separation::check_at(data, m).map(Ok);
+    let violation = |dir: &[f64]| separation::recession_violation(data, dir);
+    conclude(path, ending, data, params, run, &existence, &violation)
 }
 
 /// The observers, the interrupt and the gain rules after iteration `iteration` reached `f`
@@ -503,6 +507,7 @@ pub(crate) fn conclude(
     params: &MpleParams,
     run: &mut dyn Hooks,
     existence_check: ExistenceCheck<'_>,
+    violation: Violation<'_>,
 ) -> Result<FvbmFit> {
     let Ending {
         algorithm,
@@ -524,7 +529,15 @@ pub(crate) fn conclude(
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    let runaway = runaway(data, &path.snapshots, &theta, last, iterations, params.l2)?;
+    let runaway = runaway(
+        data.convention(),
+        &path.snapshots,
+        &theta,
+        last,
+        iterations,
+        params.l2,
+        violation,
+    )?;
     // Not after an interrupt: the user asked to stop, and the LP can take minutes.
     let interrupted = matches!(stop, StopReason::Interrupted { .. });
     let mut warnings = Vec::new();

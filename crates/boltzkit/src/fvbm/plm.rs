@@ -226,7 +226,17 @@ impl Learner for CheckedPlmParams {
                 ))),
             }
         };
-        conclude(path, ending, &pl, &params.mple, &mut run, &existence)
+        // the runaway test's recession check by one product per drift
+        let violation = |dir: &[f64]| design.recession_violation(dir, None);
+        conclude(
+            path,
+            ending,
+            &pl,
+            &params.mple,
+            &mut run,
+            &existence,
+            &violation,
+        )
     }
 }
 

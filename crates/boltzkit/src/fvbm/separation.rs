@@ -410,18 +410,20 @@ pub(crate) struct Snapshot {
 /// Checks a finished fit (parameters `theta`, objective `objective` after `iterations`
 /// iterations) for runaway parameters, taking as candidate directions the drifts from each of
 /// the earlier iterates in `snapshots`.
+/// `violation` measures a drift as [`recession_violation`] does.
 pub(crate) fn runaway(
-    data: &PlData,
+    conv: Convention,
     snapshots: &[Snapshot],
     theta: &[f64],
     objective: f64,
     iterations: usize,
     l2: f64,
+    violation: &dyn Fn(&[f64]) -> Result<f64>,
 ) -> Result<Option<Runaway>> {
     if l2 > 0.0 || iterations < 2 {
         return Ok(None);
     }
-    let unit = drift_unit(data.convention());
+    let unit = drift_unit(conv);
     let mut best: Option<Runaway> = None;
     for snap in snapshots.iter().filter(|s| s.iteration < iterations) {
         let drift_vec: Vec<f64> = theta.iter().zip(&snap.theta).map(|(a, b)| a - b).collect();
@@ -430,7 +432,7 @@ pub(crate) fn runaway(
         if drift < MIN_DRIFT * unit || rise <= 0.0 {
             continue;
         }
-        let violation = recession_violation(data, &drift_vec)?;
+        let violation = violation(&drift_vec)?;
         if violation > MAX_VIOLATION || best.as_ref().is_some_and(|b| b.violation <= violation) {
             continue;
         }

@@ -370,6 +370,43 @@ impl Design {
         }
         Ok(all)
     }
+
+    /// [`crate::fvbm::separation::recession_violation`] by matrix products: `max_q −a_qᵀΔ /
+    /// max_q |a_qᵀΔ|` over the pairs, `a_qᵀΔ = s_q Δh_uj` with `Δh` the fields of the
+    /// direction; `+∞` for a direction that moves no field.
+    pub(crate) fn recession_violation(
+        &self,
+        direction: &[f64],
+        interrupt: Option<&Interrupt>,
+    ) -> Result<f64> {
+        let (d, e, conv) = (self.d, self.d + 1, self.conv);
+        let pn = self.params_matrix(direction);
+        let mid = 0.5 * (conv.value(0) + conv.value(1));
+        let blocks = self.rows.div_ceil(self.block);
+        let what = "the runaway check";
+        let parts = self.blocks(0..blocks, interrupt, what, |blk| {
+            let dh = self.fields(blk, &pn, &[], Precision::Double);
+            let (mut worst, mut scale) = (f64::NEG_INFINITY, 0.0f64);
+            for (xu, du) in blk.x64.chunks_exact(e).zip(dh.chunks_exact(d)) {
+                for (&xv, &dv) in xu.iter().zip(du) {
+                    let slack = if xv > mid { dv } else { -dv };
+                    worst = worst.max(-slack);
+                    scale = scale.max(slack.abs());
+                }
+            }
+            (worst, scale)
+        })?;
+        let (worst, scale) = parts
+            .into_iter()
+            .fold((f64::NEG_INFINITY, 0.0f64), |(w, s), (a, b)| {
+                (w.max(a), s.max(b))
+            });
+        Ok(if scale == 0.0 {
+            f64::INFINITY
+        } else {
+            worst / scale
+        })
+    }
 }
 
 /// The smaller of `a` and `b`, NaN when either is.
@@ -458,6 +495,28 @@ mod tests {
                     assert!(err < tol, "{conv} {precision:?} θ_{a}: {err}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn recession_violation_equals_the_separation_module() {
+        use super::super::super::separation;
+        for conv in [Convention::Spin, Convention::Binary] {
+            let truth = Fvbm::random(5, 0.4, conv, &mut rng_from_seed(12)).unwrap();
+            let data = exact::sample(&truth, 300, &mut rng_from_seed(13)).unwrap();
+            let pl = PlData::new(&data, conv).unwrap();
+            let design = Design::new(&pl);
+            for seed in 0..4u64 {
+                let dir = Fvbm::random(5, 0.5, conv, &mut rng_from_seed(20 + seed)).unwrap();
+                let a = design.recession_violation(&dir.theta(), None).unwrap();
+                let b = separation::recession_violation(&pl, &dir.theta()).unwrap();
+                assert!((a - b).abs() < 1e-12, "{conv}: {a} vs {b}");
+            }
+            let zero = vec![0.0; n_params(5)];
+            assert_eq!(
+                design.recession_violation(&zero, None).unwrap(),
+                f64::INFINITY
+            );
         }
     }
 
