@@ -14,6 +14,7 @@ mod sample;
 mod units;
 mod units_data;
 mod units_eval;
+mod units_flags;
 
 /// `boltzkit rbm <verb>`.
 #[derive(Debug, Args)]

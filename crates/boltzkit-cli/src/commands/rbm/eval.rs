@@ -77,7 +77,7 @@ pub(super) struct EvalArgs {
     #[arg(long)]
     monitors: bool,
     #[command(flatten)]
-    pub(super) units: super::units_eval::UnitEvalFlags,
+    pub(super) units: super::units_flags::UnitEvalFlags,
     #[command(flatten)]
     pub(super) common: CommonArgs,
 }

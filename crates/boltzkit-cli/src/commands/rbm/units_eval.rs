@@ -24,30 +24,6 @@ use clap::Args;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// The unit-type flags of `rbm eval` (models of `rbm fit --visible-units/--hidden-units`).
-#[derive(Debug, Args)]
-pub(super) struct UnitEvalFlags {
-    /// Sample weights of the data rows (unit-type models): the average is weighted
-    #[arg(long, value_name = "FILE")]
-    pub(super) weights: Option<PathBuf>,
-    /// Sequence weights 1 / (rows at least X identical) of the data (unit-type models)
-    #[arg(long, value_name = "X")]
-    pub(super) reweight: Option<f64>,
-}
-
-impl UnitEvalFlags {
-    /// Refuses these flags on a binary model (they would be ignored).
-    pub(super) fn refuse_on_binary(&self) -> anyhow::Result<()> {
-        if self.weights.is_some() || self.reweight.is_some() {
-            return Err(UsageError::new(
-                "--weights and --reweight apply to unit-type models (boltzkit/rbm/v2)",
-            )
-            .into());
-        }
-        Ok(())
-    }
-}
-
 /// What `rbm eval` reports for a unit-type model.
 #[derive(Serialize, Default)]
 struct UnitEvalReport {

@@ -10,6 +10,7 @@
 //! | `conditionals` | [`UnitRbm`]'s inputs, means and draws of one layer given the other, on mini-batches |
 //! | `chains` | [`UnitChains`]: block Gibbs chains over a [`UnitRbm`], one generator per chain |
 //! | `statistics` | [`UnitStats`]: the log-likelihood gradient's statistics; the exact gradient by enumeration |
+//! | `sample_weights` | [`normalized_weights`]: data rows' weights scaled to add to 1 |
 //! | `init` | [`UnitRbm::init_from_data`], [`UnitRbmParams`] (a whole run's settings), [`default_layer`] |
 //! | `train` | [`train`]: CD-k / PCD-k over the seam, sample weights, L2 and L1², [`UnitTrainParams`] |
 //! | `file` | model files `boltzkit/rbm/v2`: [`save_unit_rbm`], [`load_unit_rbm`] |
@@ -39,6 +40,7 @@ mod init;
 mod layer;
 mod model;
 mod relu;
+mod sample_weights;
 pub mod special;
 mod statistics;
 mod train;
@@ -61,6 +63,7 @@ pub use init::{default_layer, UnitRbmParams};
 pub use layer::{UnitKind, Units};
 pub use model::{UnitRbm, MAX_ENUM_STATES};
 pub use relu::Relu;
-pub use statistics::{normalized_weights, UnitStats};
+pub use sample_weights::normalized_weights;
+pub use statistics::UnitStats;
 pub use train::{train, UnitFit, UnitTrainParams};
 pub use unit_type::{UnitType, GAMMA_MIN};

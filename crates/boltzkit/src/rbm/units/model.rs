@@ -131,7 +131,7 @@ impl UnitRbm {
         log_z: Option<f64>,
     ) -> Result<f64> {
         let neg_f = self.neg_free_energies_of(rows)?;
-        let a = super::statistics::normalized_weights(weights, neg_f.len())?;
+        let a = super::sample_weights::normalized_weights(weights, neg_f.len())?;
         let log_z = match log_z {
             Some(z) => z,
             None => self.log_partition_exact()?,

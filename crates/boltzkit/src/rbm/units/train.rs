@@ -20,7 +20,8 @@
 
 use super::chains::UnitChains;
 use super::model::UnitRbm;
-use super::statistics::{normalized_weights, UnitStats};
+use super::sample_weights::normalized_weights;
+use super::statistics::UnitStats;
 use crate::error::{Error, Result};
 use crate::fit::{Count, Interrupt, StopReason};
 use crate::rbm::train::{Algorithm, TrainParams};
