@@ -15,10 +15,8 @@ use boltzkit::fit::StopReason;
 use boltzkit::rbm::units::{
     save_unit_rbm, train, UnitKind, UnitRbm, UnitRbmParams, UnitTrainParams,
 };
-use clap::Args;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 /// What `rbm fit` reports for a unit-type RBM.
 #[derive(Serialize)]

@@ -20,9 +20,8 @@ use boltzkit::rbm::units::{
     UnitKind, UnitRbm, Units,
 };
 use boltzkit::rng::{derive_rng, derive_seed};
-use clap::Args;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What `rbm eval` reports for a unit-type model.
 #[derive(Serialize, Default)]
