@@ -125,6 +125,10 @@ fn killed_and_resumed_equals_uninterrupted(extra: &[&str]) {
 
 #[test]
 fn pcd_with_momentum_on_two_threads_resumes_bit_for_bit_after_sigkill() {
+    // The divergence watch is off here: this run's training log-likelihood (recorded every
+    // epoch) swings from -3.07 at epoch 5 to -4.49 at epoch 7, more than the default watch's
+    // allowance of 1.1 nats on these 16 units (a256991), and this test is about resuming, not
+    // about that rule (issue 33 revisits the allowance of the train_ll rule).
     killed_and_resumed_equals_uninterrupted(&[
         "--algo",
         "pcd",
@@ -132,6 +136,8 @@ fn pcd_with_momentum_on_two_threads_resumes_bit_for_bit_after_sigkill() {
         "0.5",
         "--threads",
         "2",
+        "--divergence-tol",
+        "0",
     ]);
 }
 
