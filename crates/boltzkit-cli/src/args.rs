@@ -1,9 +1,9 @@
 //! Flags every command shares (`--seed`, `--json`, `--threads`, `-q/--quiet`), renamed
-//! flags' aliases, and (re-exported) `boltzkit_repro::cli::BinarizeArgs`, the `--binarize` of
+//! flags' aliases, and (re-exported) `crate::repro::BinarizeArgs`, the `--binarize` of
 //! every command that reads data for a model.
 
+pub use crate::repro::BinarizeArgs;
 use anyhow::Context;
-pub use boltzkit_repro::cli::BinarizeArgs;
 use clap::Args;
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -75,7 +75,7 @@ pub fn set_up_pool(threads: Option<usize>) -> anyhow::Result<()> {
         .context("setting up the worker threads")
 }
 
-impl boltzkit_repro::cli::Common for CommonArgs {
+impl crate::repro::Common for CommonArgs {
     fn init(&self) -> anyhow::Result<u64> {
         CommonArgs::init(self)
     }
@@ -161,7 +161,7 @@ impl AisFlags {
     }
 }
 
-impl boltzkit_repro::cli::AisChoice for AisFlags {
+impl crate::repro::AisChoice for AisFlags {
     fn resolve(self) -> anyhow::Result<(usize, Option<usize>)> {
         AisFlags::resolve(self)
     }

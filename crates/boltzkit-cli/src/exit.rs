@@ -1,6 +1,6 @@
 //! Exit status and the one-line error message.
 
-pub use boltzkit_repro::guard::UsageError;
+pub use crate::guard::UsageError;
 
 /// Exit status of a failure at run time (unreadable data, I/O, divergence).
 pub const RUNTIME_FAILURE: u8 = 1;

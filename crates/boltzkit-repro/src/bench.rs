@@ -35,7 +35,7 @@ pub fn time_runs<T>(
     mut work: impl FnMut(usize) -> anyhow::Result<T>,
 ) -> anyhow::Result<(Timings, T)> {
     if repeats == 0 {
-        return Err(crate::guard::UsageError::new("--repeats must be at least 1").into());
+        return Err(crate::UsageError::new("--repeats must be at least 1").into());
     }
     let mut times = Vec::with_capacity(repeats);
     let mut last = None;

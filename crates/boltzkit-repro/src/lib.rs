@@ -1,6 +1,7 @@
 //! The paper protocols of boltzkit: each reproduced paper is one module shaped
-//! plan → run → result → writers; and, in [`cli`], the flags and wiring of the commands that
-//! run this crate's work, so that the `boltzkit` binary only parses, wires and prints.
+//! plan → run → result → writers. The commands that run them (`boltzkit repro`, `gen`, `lab`,
+//! `bench`: flags, progress display, refusals before any work) are the command line's
+//! (`boltzkit-cli`); this crate has no flags and never prints.
 //!
 //! | module | paper | plan | result |
 //! |---|---|---|---|
@@ -10,8 +11,7 @@
 //! | [`frank_wolfe`] | Ping, Liu & Ihler, infinite RBMs by Frank-Wolfe (Figs. 1-2) | [`frank_wolfe::FwPlan`] | [`frank_wolfe::FwReport`] |
 //! | [`popcd`] | Krause, Fischer & Igel, population-CD (Figs. 1-2, Table 1) | [`popcd::PopcdPlan`] | [`popcd::PopcdReport`] |
 //! | [`bench`](mod@bench) | the timings of `boltzkit bench` (BENCHMARKS.md): RBM epochs, AIS, exact ln Z | | [`bench::Timings`] |
-//! | [`cli`] | the flags (clap) and wiring of `boltzkit repro`, `gen`, `lab` and `bench`, each returning an [`cli::Outcome`] | | |
-//! | [`guard`] | refusals before any work (outputs that are inputs, memory, widths): [`guard::UsageError`] | | |
+//! | [`usage`] | [`UsageError`]: a setting refused after parsing (the command line exits 2) | | |
 //! | [`lab`] | the gradient lab's parallel runner and tables (used by `popcd` and `boltzkit lab`) | | |
 //! | [`plot`] | PNG line charts and image tiles (the figures, and `boltzkit rbm plot`) | | |
 //! | [`data`] | where the real data sets are (`shared/data`), binary readers | | |
@@ -37,17 +37,18 @@
 pub mod bench;
 pub mod bracket;
 pub mod bslm;
-pub mod cli;
 pub mod data;
 pub mod demo;
 pub mod frank_wolfe;
 pub mod fsll;
-pub mod guard;
 pub mod lab;
 pub mod plot;
 pub mod popcd;
 pub mod popcd_runs;
 pub mod sdcp;
+pub mod usage;
+
+pub use usage::UsageError;
 
 /// Where a long run is. The protocols call these hooks; the command line draws them as
 /// progress bars on a terminal and as periodic lines otherwise. Every hook does nothing by

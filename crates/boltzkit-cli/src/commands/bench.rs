@@ -1,11 +1,11 @@
 //! `boltzkit bench`: wall-clock timings of the library's hot paths on real shapes (the boltzkit
 //! side of BENCHMARKS.md's comparisons). The flags and the timings are
-//! `boltzkit_repro::cli::Bench`'s; this file adds the common and AIS flags, progress and
+//! `crate::repro::Bench`'s; this file adds the common and AIS flags, progress and
 //! printing.
 
 use crate::args::{AisFlags, CommonArgs};
 use crate::repro::Bars;
-use boltzkit_repro::cli::Bench;
+use crate::repro::Bench;
 use clap::Args;
 
 /// `boltzkit bench <verb>`.

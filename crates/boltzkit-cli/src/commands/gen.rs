@@ -1,9 +1,9 @@
 //! `boltzkit gen`: synthetic datasets and their exact distributions. The flags and the work
-//! are `boltzkit_repro::cli::Gen`'s; this file adds the common flags, progress and printing.
+//! are `crate::repro::Gen`'s; this file adds the common flags, progress and printing.
 
 use crate::args::CommonArgs;
 use crate::repro::Bars;
-use boltzkit_repro::cli::Gen;
+use crate::repro::Gen;
 use clap::Args;
 
 /// `boltzkit gen <verb>`.

@@ -1,9 +1,9 @@
 //! `boltzkit lab`: experiments on the estimators themselves. The flags and the work are
-//! `boltzkit_repro::cli::Lab`'s; this file adds the common flags, progress and printing.
+//! `crate::repro::Lab`'s; this file adds the common flags, progress and printing.
 
 use crate::args::CommonArgs;
 use crate::repro::Bars;
-use boltzkit_repro::cli::Lab;
+use crate::repro::Lab;
 use clap::Args;
 
 /// `boltzkit lab <verb>`.

@@ -1,12 +1,12 @@
 //! `boltzkit repro <paper>`: regenerate a paper's experiments from scratch.
 //!
-//! The flags, the plans and the writers are `boltzkit_repro::cli`'s (one module per paper in
-//! `boltzkit_repro`). This file adds the common flags, runs the plan with a progress display
+//! The flags are `crate::repro::Paper`'s, the plans and the writers `boltzkit_repro`'s (one
+//! module per paper). This file adds the common flags, runs the plan with a progress display
 //! on stderr and prints: the tables on stdout, the `--json` summary as the serialized result.
 
 use crate::args::CommonArgs;
+use crate::repro::Paper;
 use crate::repro::ReproProgress;
-use boltzkit_repro::cli::Paper;
 use clap::Args;
 
 /// `boltzkit repro <paper>`.

@@ -2,7 +2,7 @@
 //! weight filters and mean-field reconstructions as tiles.
 
 use super::{chart_panels, line_chart, Chart, Series};
-use crate::guard::UsageError;
+use crate::UsageError;
 use boltzkit::data::Dataset;
 use boltzkit::io::MetricLog;
 use boltzkit::rbm::monitor::mean_field_reconstruction;

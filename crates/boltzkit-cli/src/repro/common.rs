@@ -79,3 +79,13 @@ pub(super) fn to_usize(v: u64, flag: &str) -> anyhow::Result<usize> {
     usize::try_from(v)
         .map_err(|_| crate::guard::UsageError::new(format!("{flag} {v} is too large")).into())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn f32_settings_print_as_typed() {
+        assert_eq!(super::f32_value(0.02).to_string(), "0.02");
+        assert_eq!(super::f32_value(-0.1).to_string(), "-0.1");
+        assert!(super::f32_value(f32::NAN).is_null());
+    }
+}

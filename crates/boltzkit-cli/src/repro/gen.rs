@@ -4,7 +4,6 @@
 
 use super::common::{to_usize, Common, Outcome};
 use crate::guard::{self, UsageError};
-use crate::Progress;
 use anyhow::Context;
 use boltzkit::data::synth::{
     sample_states_memory, table_memory, ArtificialModes, BarsAndStripes, BayesNet, Distribution,
@@ -12,6 +11,7 @@ use boltzkit::data::synth::{
 };
 use boltzkit::data::{write_dataset, write_npy_f64, Dataset};
 use boltzkit::rng::rng_from_seed;
+use boltzkit_repro::Progress;
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 

@@ -1,20 +1,20 @@
 //! `boltzkit bench`: wall-clock timings of the library's hot paths on real shapes, the
 //! boltzkit side of the peer comparisons in BENCHMARKS.md (e.g. `bench rbm-epoch` against
 //! `bench/python/sklearn_rbm_epoch.py`): the flags, the model or data loaded, and the timings
-//! of [`crate::bench`].
+//! of [`boltzkit_repro::bench`].
 
 use super::binarize::BinarizeArgs;
 use super::common::{Common, Outcome};
-use crate::bench::{self, Timings};
-use crate::data::read_binary as load_binary;
 use crate::guard::UsageError;
-use crate::Progress;
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::base_rate_biases;
 use boltzkit::rbm::file::load_rbm;
 use boltzkit::rbm::train::{Algorithm, TrainParams};
 use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::{derive_seed, rng_from_seed};
+use boltzkit_repro::bench::{self, Timings};
+use boltzkit_repro::data::read_binary as load_binary;
+use boltzkit_repro::Progress;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 

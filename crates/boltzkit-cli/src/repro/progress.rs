@@ -1,11 +1,11 @@
-//! The command line's side of [`crate::Progress`]: the protocols' stages as
+//! The command line's side of [`boltzkit_repro::Progress`]: the protocols' stages as
 //! indicatif bars on a terminal, and, when stderr is not a terminal, one line per stage and a
 //! line at least every [`HEARTBEAT_SECS`] seconds while one runs (`BOLTZKIT_PROGRESS_SECS`
 //! overrides the period), so that a long run in a log is never silent. Notes (a finished
 //! trial's figures) go to stderr unless `--quiet`.
 
-use super::terminal as progress;
-use crate::Progress;
+use crate::progress;
+use boltzkit_repro::Progress;
 use indicatif::ProgressBar;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -1,18 +1,18 @@
 //! `boltzkit lab`: experiments on the estimators themselves (the gradient lab of
-//! [`crate::lab`]).
+//! [`boltzkit_repro::lab`]).
 
 use super::binarize::BinarizeArgs;
 use super::common::{f32_value, Common, Outcome};
-use crate::data::read_binary as load_binary;
 use crate::guard::{self, UsageError};
-use crate::lab::{lab_markdown, parse_estimators, run_lab};
-use crate::Progress;
 use anyhow::Context;
 use boltzkit::io::write_atomic;
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm};
 use boltzkit::rbm::lab::{cd1_reference_model, LabParams};
 use boltzkit::rng::derive_seed;
+use boltzkit_repro::data::read_binary as load_binary;
+use boltzkit_repro::lab::{lab_markdown, parse_estimators, run_lab};
+use boltzkit_repro::Progress;
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -2,36 +2,14 @@
 //! data found, before any output exists), and [`Job::run`] runs it and calls its writers.
 //! The command line adds its common flags `C` (seed, threads, `--json`), draws the
 //! [`Progress`], prints the tables it is shown and turns the [`Outcome`] into its summary.
-//!
-//! ```
-//! use boltzkit_repro::cli::Paper;
-//! use clap::{Args, Parser};
-//! #[derive(Debug, Clone, Args)]
-//! struct Common {
-//!     #[arg(long)]
-//!     seed: Option<u64>,
-//! }
-//! #[derive(Parser)]
-//! struct Cli {
-//!     #[command(subcommand)]
-//!     paper: Paper<Common>,
-//! }
-//! let cli = Cli::parse_from(["repro", "bslm", "--reps", "1", "--dims", "3", "--samples", "300"]);
-//! let (flags, common) = cli.paper.split();
-//! let seed = common.seed.unwrap_or(flags.default_seed());
-//! let job = flags.plan(seed)?;
-//! let outcome = job.run(seed, &boltzkit_repro::Silent, &mut |_table| {})?;
-//! assert!(outcome.failure.is_none());
-//! # Ok::<(), anyhow::Error>(())
-//! ```
 
 use super::common::Outcome;
-use crate::data::{find_data_dir, local_file, require_file};
-use crate::popcd::PaperData;
-use crate::{bslm, frank_wolfe, fsll, lab, popcd, sdcp, Progress};
 use anyhow::Context;
 use boltzkit::fsll::TransformPath;
 use boltzkit::io::write_atomic;
+use boltzkit_repro::data::{find_data_dir, local_file, require_file};
+use boltzkit_repro::popcd::PaperData;
+use boltzkit_repro::{bslm, frank_wolfe, fsll, lab, popcd, sdcp, Progress};
 use clap::{Args, Subcommand};
 use serde_json::Value;
 use std::ops::Range;
@@ -493,17 +471,6 @@ pub enum Job {
 }
 
 impl Flags {
-    /// The paper's name, as in `repro <name>`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Flags::Fsll(_) => "fsll",
-            Flags::Bslm(_) => "bslm",
-            Flags::Sdcp(_) => "sdcp",
-            Flags::FrankWolfe(_) => "frank-wolfe",
-            Flags::Popcd(_) => "popcd",
-        }
-    }
-
     /// The paper's fixed seed, used unless one is given.
     pub fn default_seed(&self) -> u64 {
         match self {
@@ -829,8 +796,8 @@ impl PopcdFlags {
                 }
                 None => {
                     let file = match what {
-                        "mnist" => crate::data::BINARIZED_MNIST_TRAIN,
-                        _ => crate::data::CALTECH_TRAIN,
+                        "mnist" => boltzkit_repro::data::BINARIZED_MNIST_TRAIN,
+                        _ => boltzkit_repro::data::CALTECH_TRAIN,
                     };
                     let dir = find_data_dir(self.data_dir.as_deref(), &[file]).with_context(|| {
                         format!("{what}: give the file with --{what}, or leave {what} out of --datasets")
@@ -888,4 +855,43 @@ fn parse_trials(s: &str) -> Result<Range<usize>, String> {
         ));
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Clone, Args)]
+    struct Common {
+        #[arg(long)]
+        seed: Option<u64>,
+    }
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        paper: Paper<Common>,
+    }
+
+    #[test]
+    fn a_paper_parses_plans_and_runs() {
+        let cli = Cli::parse_from([
+            "repro",
+            "bslm",
+            "--reps",
+            "1",
+            "--dims",
+            "3",
+            "--samples",
+            "300",
+        ]);
+        let (flags, common) = cli.paper.split();
+        let seed = common.seed.unwrap_or(flags.default_seed());
+        let job = flags.plan(seed).unwrap();
+        let outcome = job
+            .run(seed, &boltzkit_repro::Silent, &mut |_table| {})
+            .unwrap();
+        assert!(outcome.failure.is_none());
+    }
 }
