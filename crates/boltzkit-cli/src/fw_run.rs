@@ -1,11 +1,10 @@
-//! Frank-Wolfe runs with progress, an optional test log-likelihood (forward AIS or the bracket:
-//! `boltzkit::rbm::frank_wolfe::TestLogLikelihood`) at every size evaluation and an optional
-//! JSONL log (shared by `rbm fit --algo frank-wolfe` and `repro frank-wolfe`; the run itself is
-//! `boltzkit_repro::frank_wolfe::run_fw`).
+//! Frank-Wolfe runs of `rbm fit --algo frank-wolfe` with progress: the library's
+//! `boltzkit::rbm::frank_wolfe::run_reported` (an optional test log-likelihood at every size
+//! evaluation, an optional JSONL log) reporting to [`ReproProgress`] on stderr, through the
+//! same adapter as `repro frank-wolfe` (`boltzkit_repro::frank_wolfe::run_fw`).
 
 use crate::repro::ReproProgress;
-use boltzkit::rbm::frank_wolfe::{FrankWolfe, FwFit};
-pub use boltzkit_repro::frank_wolfe::{ais_schedule, TestLogLikelihood};
+use boltzkit::rbm::frank_wolfe::{FrankWolfe, FwFit, TestLogLikelihood};
 use std::path::PathBuf;
 
 /// Runs `fw` with a progress bar over units (unless `quiet`), the test evaluation and the

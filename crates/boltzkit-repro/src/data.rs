@@ -1,5 +1,6 @@
 //! The real data sets of the protocols: their files by the data registry
-//! (`boltzkit::data::registry`), and binary readers.
+//! (`boltzkit::data::registry`), and a reader that declares every column binary (the 0/1
+//! reader is the library's `boltzkit::data::read_binary`).
 //!
 //! A protocol names the registry files it needs ([`find_data_dir`]); each is fetched into the
 //! registry's cache, verified: from the mirror folder given explicitly (`--data-dir`), else
@@ -63,23 +64,6 @@ pub fn local_file(dir: &Path, rel: &str) -> PathBuf {
 pub fn require_file(path: &Path, flag: &str) -> anyhow::Result<()> {
     anyhow::ensure!(path.is_file(), "{flag} {}: no such file", path.display());
     Ok(())
-}
-
-/// Reads a data file of 0/1 values (after the binarization, if any); a column holding other
-/// values or an empty file is an error naming the file.
-pub fn read_binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dataset> {
-    let opts = ReadOptions::default().with_binarize(binarize);
-    let data = read_dataset(path, &opts)?;
-    if let Some(j) = data.cardinalities().iter().position(|&k| k != 2) {
-        anyhow::bail!(
-            "{}: an RBM needs 0/1 data, but column {} holds values up to {} (see --binarize)",
-            path.display(),
-            j + 1,
-            data.cardinalities()[j] - 1
-        );
-    }
-    data.require_nonempty()?;
-    Ok(data)
 }
 
 /// Reads `path` (binarized as asked) and declares every column binary.

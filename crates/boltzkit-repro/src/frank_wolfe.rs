@@ -8,8 +8,9 @@
 //!
 //! Plan → run → result: [`FwPlan`] → [`run`] → [`FwReport`]; [`write_dataset`] writes the
 //! CSVs, the JSON and the figures of one dataset, [`draw_figures`] redraws them from the JSON.
-//! [`run_fw`] runs a Frank-Wolfe fit with the test log-likelihood ([`TestLogLikelihood`]) at
-//! every size evaluation and a JSONL log (also used by `rbm fit --algo frank-wolfe`).
+//! [`run_fw`] runs a Frank-Wolfe fit (the library's `run_reported`: the test log-likelihood
+//! ([`TestLogLikelihood`]) at every size evaluation and a JSONL log) reporting to a
+//! [`Progress`].
 
 use crate::data::{local_file, read_as_binary};
 use crate::plot::{line_chart, Chart, Series};
@@ -23,7 +24,7 @@ use boltzkit::io::{write_atomic, MetricLog};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::features::hidden_features;
 use boltzkit::rbm::frank_wolfe::{
-    mean_log_unnormalized, FrankWolfe, FwFit, FwParams, FwProgress, SizeEvaluation,
+    mean_log_unnormalized, run_reported, FrankWolfe, FwFit, FwParams, FwProgress, SizeEvaluation,
 };
 use boltzkit::rbm::loglik::{Bracket, Diagnosis, LogLikelihood};
 use boltzkit::rbm::train::{Algorithm, GapEarlyStop, TrainParams, Trainer};
@@ -187,45 +188,11 @@ fn keep_best_on_validation(best: &mut Option<(Point, Rbm)>, p: Point, rbm: Rbm) 
 /// library's [`TestLogLikelihood`], which is also the observer [`run_fw`] adds.
 pub use boltzkit::rbm::frank_wolfe::TestLogLikelihood;
 
-/// The old name of [`TestLogLikelihood`].
-pub type AisTest = TestLogLikelihood;
-
 pub use crate::bracket::{bracket_csv, bracket_markdown_cells, verdict, BRACKET_CSV_HEADER};
 
-/// The AIS schedule of `steps` linear steps (0: the standard 14,500-step one).
-pub fn ais_schedule(steps: usize) -> boltzkit::Result<AisSchedule> {
-    if steps == 0 {
-        Ok(AisSchedule::standard())
-    } else {
-        AisSchedule::linear(steps)
-    }
-}
-
-/// The JSONL log of a Frank-Wolfe run: the library's [`FwLog`].
-pub use boltzkit::rbm::frank_wolfe::FwLog as LogObserver;
-
-/// Units as the position of the progress, the gap and the test log-likelihood as its message.
-struct ProgressObserver<'p>(&'p dyn Progress);
-
-impl<'p> Observer<FwProgress<'p>> for ProgressObserver<'_> {
-    fn observe(&mut self, p: &mut FwProgress<'p>) -> boltzkit::Result<Control> {
-        self.0.set_position(p.model.n_units() as u64);
-        if p.evaluation {
-            let mut msg = String::new();
-            if let Some(g) = p.metrics.get("gap") {
-                msg += &format!("gap {g:.2} ");
-            }
-            if let Some(ll) = p.metrics.get("test_ll") {
-                msg += &format!("test {ll:.2}");
-            }
-            self.0.message(&msg);
-        }
-        Ok(Control::Continue)
-    }
-}
-
-/// Runs `fw` reporting units to `progress`, with the test log-likelihood evaluation and the
-/// JSONL log when given.
+/// Runs `fw` (the library's [`run_reported`]) with the test log-likelihood evaluation and the
+/// JSONL log when given, reporting units as the position of `progress` and each size
+/// evaluation's gap and test log-likelihood as its message.
 pub fn run_fw(
     fw: FrankWolfe<'_>,
     progress: &dyn Progress,
@@ -233,17 +200,17 @@ pub fn run_fw(
     log: Option<&Path>,
 ) -> anyhow::Result<FwFit> {
     progress.stage("units", Some(fw.params().max_units as u64));
-    let mut fw = fw;
-    if let Some(t) = test {
-        fw = fw.add_observer(t);
-    }
-    if let Some(path) = log {
-        let l = MetricLog::create(path)
-            .with_context(|| format!("creating the log {}", path.display()))?;
-        fw = fw.add_observer(LogObserver::new(l));
-    }
-    fw = fw.add_observer(ProgressObserver(progress));
-    let fit = fw.run()?;
+    let log = log
+        .map(|path| {
+            MetricLog::create(path).with_context(|| format!("creating the log {}", path.display()))
+        })
+        .transpose()?;
+    let fit = run_reported(fw, test, log, |units, status| {
+        progress.set_position(units as u64);
+        if let Some(s) = status {
+            progress.message(s);
+        }
+    })?;
     progress.finish();
     Ok(fit)
 }
@@ -388,7 +355,7 @@ impl FwPlan {
         Ok(
             TestLogLikelihood::new(data.clone(), self.test_method, seed)?
                 .chains(self.ais_chains)
-                .schedule(ais_schedule(self.ais_steps)?)
+                .schedule(AisSchedule::linear_or_standard(self.ais_steps)?)
                 .raise_chains(self.raise_chains)
                 .raise_vectors(self.raise_vectors),
         )

@@ -25,11 +25,11 @@
 //! [`final_table`] and [`curves_png`] write each experiment.
 
 use crate::bracket::{bracket_csv, bracket_markdown_cells, BRACKET_CSV_HEADER};
-use crate::data::{local_file, read_binary, BINARIZED_MNIST_TEST, BINARIZED_MNIST_TRAIN};
+use crate::data::{local_file, BINARIZED_MNIST_TEST, BINARIZED_MNIST_TRAIN};
 use crate::plot::{chart_panels, Chart, Series};
 use crate::Progress;
 use boltzkit::data::synth::{BarsAndStripes, ShiftingBar};
-use boltzkit::data::{Binarize, Dataset};
+use boltzkit::data::{read_binary, Binarize, Dataset};
 use boltzkit::estimate::stats::mean_sd_by_position;
 use boltzkit::estimate::Method;
 use boltzkit::fit::Control;

@@ -6,6 +6,7 @@
 use super::binarize::BinarizeArgs;
 use super::common::{Common, Outcome};
 use crate::guard::UsageError;
+use boltzkit::data::read_binary as load_binary;
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::base_rate_biases;
 use boltzkit::rbm::file::load_rbm;
@@ -13,7 +14,6 @@ use boltzkit::rbm::train::{Algorithm, TrainParams};
 use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::{derive_seed, rng_from_seed};
 use boltzkit_repro::bench::{self, Timings};
-use boltzkit_repro::data::read_binary as load_binary;
 use boltzkit_repro::Progress;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;

@@ -54,6 +54,16 @@ impl AisSchedule {
         Ok(AisSchedule { betas })
     }
 
+    /// `steps` equal steps ([`AisSchedule::linear`]), or the standard schedule
+    /// ([`AisSchedule::standard`]) when `steps` is 0: the `--ais-steps` of the command line.
+    pub fn linear_or_standard(steps: usize) -> Result<Self> {
+        if steps == 0 {
+            Ok(AisSchedule::standard())
+        } else {
+            AisSchedule::linear(steps)
+        }
+    }
+
     /// The standard piecewise schedule of Salakhutdinov & Murray (2008): 500 steps in
     /// `[0, 0.5]`, 4,000 in `[0.5, 0.9]` and 10,000 in `[0.9, 1]` (14,500 in all).
     pub fn standard() -> Self {

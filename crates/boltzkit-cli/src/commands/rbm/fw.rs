@@ -6,16 +6,18 @@ use super::fit::FitArgs;
 use super::input::{check_widths, load_binary, load_optional};
 use crate::args::renamed;
 use crate::exit::UsageError;
-use crate::fw_run::{self, ais_schedule, TestLogLikelihood};
+use crate::fw_run;
 use crate::guard;
 use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::data::{Binarize, Dataset};
 use boltzkit::estimate::Method;
 use boltzkit::provenance::{self, DataFile};
+use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::exact;
 use boltzkit::rbm::file::load_rbm;
 use boltzkit::rbm::frank_wolfe::file::save_fw_model;
+use boltzkit::rbm::frank_wolfe::TestLogLikelihood;
 use boltzkit::rbm::frank_wolfe::{FrankWolfe, FwFit, FwParams};
 use boltzkit::rbm::{GibbsChains, Rbm};
 use boltzkit::rng::derive_seed;
@@ -170,7 +172,7 @@ impl FwPlan {
             Some(t) => Some(
                 TestLogLikelihood::new(t, Method::Ais, derive_seed(self.seed, 3))?
                     .chains(f.ais_chains)
-                    .schedule(ais_schedule(f.ais_steps)?),
+                    .schedule(AisSchedule::linear_or_standard(f.ais_steps)?),
             ),
             None => None,
         };

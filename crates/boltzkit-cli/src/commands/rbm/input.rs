@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Reads a data file of 0/1 values (after the binarization, if any).
 pub(crate) fn load_binary(path: &Path, binarize: Binarize) -> anyhow::Result<Dataset> {
-    boltzkit_repro::data::read_binary(path, binarize)
+    Ok(boltzkit::data::read_binary(path, binarize)?)
 }
 
 /// [`load_binary`] of an optional file (`--valid`, `--test`).

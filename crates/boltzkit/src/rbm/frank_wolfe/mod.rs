@@ -14,6 +14,7 @@
 //! | [`sampler`] | [`FwSampler`]: persistent Gibbs chains, or Metropolis-Hastings for fractional RBMs (Sec. 3.3) |
 //! | [`learner`] | [`FwParams`] → [`FrankWolfe`] (Algorithm 1, Eq. 10, away steps, size selection) → [`FwFit`] |
 //! | [`test_ll`] | [`TestLogLikelihood`]: the test log-likelihood (forward AIS or the bracket) at every size evaluation |
+//! | `run` | [`run_reported`]: a run with the test log-likelihood, the JSONL log ([`FwLog`]) and a report per iteration (the command line's and `repro frank-wolfe`'s run) |
 //! | [`file`](mod@file) | model files: standard RBMs as `boltzkit/rbm/v1`, fractional ones as [`file::FW_FORMAT`] |
 //!
 //! Model files: a standard FW model is saved as the RBM it equals, `W[:, i] = w_i[..n_visible]`,
@@ -28,6 +29,7 @@ pub mod log;
 pub mod model;
 pub mod params;
 pub mod record;
+mod run;
 pub mod sampler;
 mod stops;
 pub mod subproblem;
@@ -41,6 +43,7 @@ pub use log::FwLog;
 pub use model::FwModel;
 pub use params::{AlphaRule, CheckedFwParams, FwParams, GUARD_MAX_UNITS};
 pub use record::{FwFit, FwProgress, FwRecord, FwStop, IterationRecord, SizeEvaluation};
+pub use run::{evaluation_status, run_reported};
 pub use sampler::FwSampler;
 pub use subproblem::{BinaryRows, Subproblem};
 pub use test_ll::TestLogLikelihood;
