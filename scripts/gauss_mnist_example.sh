@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# A Gaussian-Bernoulli RBM on grayscale MNIST with many hidden units (issue 34): train on the
+# standardized rows of scripts/gauss_mnist.py prep, the RAISE/AIS bracket of the average test
+# log-likelihood, samples of block Gibbs chains and the weight filters as PNGs.
+#
+# usage: scripts/gauss_mnist_example.sh BOLTZKIT PYTHON OUT [HIDDEN EPOCHS LR N_TRAIN N_TEST]
+#   BOLTZKIT  our binary (target/release/boltzkit)
+#   PYTHON    a python with numpy and matplotlib (the worktree's .venv has both)
+#   OUT       folder for the data, model, report and PNGs
+# env: MNIST (default ../shared/data/mnist), THREADS (default 2), GIBBS (Gibbs steps per
+#      sample, default 1000), AIS_STEPS (default 1000), RAISE_VECTORS (default 100)
+set -euo pipefail
+usage="usage: gauss_mnist_example.sh BOLTZKIT PYTHON OUT [HIDDEN EPOCHS LR N_TRAIN N_TEST]"
+bk=${1:?$usage}
+py=${2:?$usage}
+out=${3:?$usage}
+hidden=${4:-500}
+epochs=${5:-5}
+lr=${6:-0.001}
+n_train=${7:-60000}
+n_test=${8:-1000}
+threads=${THREADS:-2}
+gibbs=${GIBBS:-1000}
+ais_steps=${AIS_STEPS:-1000}
+raise_vectors=${RAISE_VECTORS:-100}
+here=$(cd "$(dirname "$0")" && pwd)
+mnist=${MNIST:-$here/../../shared/data/mnist}
+mkdir -p "$out"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(uptime)"
+echo "# hidden $hidden, epochs $epochs, rate $lr, batch 100, CD-1, $n_train training rows"
+
+[ -f "$out/train.npy" ] ||
+  "$py" "$here/gauss_mnist.py" prep --mnist "$mnist" --out "$out" \
+    --n-train "$n_train" --n-test "$n_test"
+"$bk" rbm fit --data "$out/train.npy" --visible-units gaussian --hidden-units bernoulli \
+  --hidden "$hidden" --epochs "$epochs" --lr "$lr" --batch-size 100 --algo cd-1 \
+  --threads "$threads" --seed 1 -o "$out/model.safetensors" --quiet --json
+"$bk" rbm eval --model "$out/model.safetensors" --data "$out/test.npy" --method bracket \
+  --ais-steps "$ais_steps" --raise-vectors "$raise_vectors" --threads "$threads" --seed 2 --quiet --json
+"$bk" rbm sample --model "$out/model.safetensors" -n 100 --gibbs-steps "$gibbs" \
+  -o "$out/samples.npy" --threads "$threads" --seed 3 --quiet --json
+"$py" "$here/gauss_mnist.py" ours --model "$out/model.safetensors" --out "$out/model.npz"
+"$py" "$here/gauss_mnist.py" png --input "$out/samples.npy" --scaling "$out/scaling.npz" \
+  --out "$out/samples.png"
+"$py" "$here/gauss_mnist.py" png --input "$out/model.npz" --filters --out "$out/filters.png"
