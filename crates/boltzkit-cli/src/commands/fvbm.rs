@@ -159,6 +159,16 @@ struct SolverFlags {
     #[arg(long, value_name = "X")]
     #[serde(skip_serializing_if = "Option::is_none")]
     grad_tol: Option<f64>,
+    /// plm: also stop when the last --objective-window iterations together gained at most this
+    /// fraction of |log-PL| (scipy L-BFGS-B's relative-gain test over a window; 0 off)
+    /// [default: 2.2e-8]
+    #[arg(long, value_name = "X")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    objective_tol: Option<f64>,
+    /// plm: iterations over which --objective-tol's gain is measured [default: 10]
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    objective_window: Option<usize>,
     /// Step μ of gradient ascent (μ ≤ 1 is monotone)
     #[arg(long, value_name = "μ", alias = "mu", default_value_t = GaParams::default().step)]
     step: f64,

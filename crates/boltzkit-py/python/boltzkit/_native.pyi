@@ -166,6 +166,8 @@ class FvbmSettings(TypedDict, total=False):
     armijo: float
     max_backtracks: int
     memory: int
+    objective_tol: float
+    objective_window: int
     grad_tol_relative: float
     f_tol: float
     c1: float

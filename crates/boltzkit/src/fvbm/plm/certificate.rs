@@ -17,8 +17,11 @@
 //! `λ_min(AᵀA) ≥ λ_min(C₀)`, and `λ_min(C₀) > c` is proved by a Cholesky factor of
 //! `C₀ − (c + δ)I` ([`eigenvalues_exceed`]), `O(d³)` once. At a converged fit `y = y⁰`,
 //! `ρ = g` usually passes at once; otherwise conjugate gradients on `Kν = g`, with
-//! `K = Σ_q w_u a_q a_qᵀ`, give `y_q = y⁰_q − w_u a_qᵀν` and `ρ = g − Kν`, and the bound is
-//! tried again on them.
+//! `K = Σ_q c_q a_q a_qᵀ` and `c_q = y⁰_q` rounded to `f32` ([`Design::base_weights`]), give
+//! `y_q = y⁰_q − c_q a_qᵀν ≈ y⁰_q (1 − a_qᵀν)` and `ρ = g − Kν` (any `c` keeps `Aᵀy = ρ`
+//! exact; this one keeps `y > 0` while the fields of `ν` are below 1, so a fit stopped by the
+//! relative-gain rule, its gradient far above the gradient test's, still passes), and the
+//! bound is tried again on them.
 //!
 //! The older test stays as a second way to pass: if every `y_q ≥ m > 0` and `Aᵀy = ρ`, then
 //! for any `Δ` in the unit box with `AΔ ≥ 0`, `m Σ_q a_qᵀΔ ≤ ‖ρ‖₁`: its slacks sum to at most
@@ -51,7 +54,7 @@ pub(crate) fn check(
     design.log_pl_gradient(theta, &mut g, Precision::Double, interrupt)?;
     let moments = design.second_moments(interrupt)?;
     let zero = vec![0.0; p];
-    let w0 = design.stiemke_weights(theta, &zero, interrupt)?;
+    let w0 = design.stiemke_weights(theta, &zero, None, interrupt)?;
     if bound_holds(&moments, &w0, l2(&g), interrupt)? {
         return Ok(Ok(holds(design, n_distinct, start)));
     }
@@ -62,25 +65,30 @@ pub(crate) fn check(
              (smallest weight {m0:.1e})"
         )));
     }
+    // The correction `δ_q = y⁰_q a_qᵀν` is weighted by the weights themselves, so that
+    // `y = y⁰ ⊙ (1 − Aν)` stays positive while the fields of ν are small: a fit stopped short
+    // of the gradient test (the relative-gain rule) still passes.
+    let base = design.base_weights(theta, interrupt)?;
+    let pair = Some(base.as_slice());
     // Both tests at ν, with the residual recomputed (the recurrence's drifts): whether the
     // certificate holds, the smallest corrected weight and ‖ρ‖₁.
     let mut kd = vec![0.0; p];
     let attempt = |nu: &[f64], kd: &mut [f64]| -> Result<(bool, f64, f64)> {
-        design.gram_times(nu, kd, interrupt)?;
+        design.gram_times(nu, pair, Precision::Double, kd, interrupt)?;
         let rho1: f64 = g.iter().zip(&*kd).map(|(a, b)| (a - b).abs()).sum();
         let rho2 = g
             .iter()
             .zip(&*kd)
             .map(|(a, b)| (a - b).powi(2))
             .sum::<f64>();
-        let w = design.stiemke_weights(theta, nu, interrupt)?;
+        let w = design.stiemke_weights(theta, nu, pair, interrupt)?;
         let m = w.min;
         let ok =
             (m > 0.0 && rho1 <= LP_TOL * m) || bound_holds(&moments, &w, rho2.sqrt(), interrupt)?;
         Ok((ok, m, rho1))
     };
     let target = 0.25 * LP_TOL * m0;
-    let diag = design.gram_diagonal();
+    let diag = design.pair_diagonal(&base);
     let mut nu = vec![0.0; p];
     let mut r = g.clone();
     let mut z: Vec<f64> = r.iter().zip(&diag).map(|(a, b)| a / b).collect();
@@ -89,7 +97,8 @@ pub(crate) fn check(
     let mut steps = 0;
     while l1(&r) > target && steps < MAX_STEPS && rz > 0.0 {
         steps += 1;
-        design.gram_times(&dir, &mut kd, interrupt)?;
+        // f32 products: the steps only look for ν; every attempt recomputes ρ in f64
+        design.gram_times(&dir, pair, Precision::Single, &mut kd, interrupt)?;
         let curv = dot(&dir, &kd);
         if curv.is_nan() || curv <= 0.0 {
             break;
@@ -105,8 +114,9 @@ pub(crate) fn check(
         let beta = rz_new / rz;
         rz = rz_new;
         dir.iter_mut().zip(&z).for_each(|(x, v)| *x = v + beta * *x);
-        // the bound usually holds long before the residual reaches the LP's tolerance
-        if steps >= 4 && steps.is_power_of_two() && attempt(&nu, &mut kd)?.0 {
+        // the bound usually holds long before the residual reaches the LP's tolerance; tried
+        // at steps 4, 8, then every 8th (each try costs about two steps)
+        if steps >= 4 && (steps == 4 || steps % 8 == 0) && attempt(&nu, &mut kd)?.0 {
             return Ok(Ok(holds(design, n_distinct, start)));
         }
     }

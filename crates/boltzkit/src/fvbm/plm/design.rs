@@ -193,16 +193,16 @@ impl Design {
         }
     }
 
-    /// One pass over the rows: per block, the fields `H = X₁·P`, then `elem(x, w, h)` (the
-    /// block's design rows in `f64`, counts and fields; it turns `h` into the residuals and
-    /// returns its share of a sum), then `G += X₁ᵀ·H`, both products in `precision`. Returns
-    /// the sum and `G`.
+    /// One pass over the rows: per block, the fields `H = X₁·P`, then `elem(u0, x, w, h)` (the
+    /// block's first row, design rows in `f64`, counts and fields; it turns `h` into the
+    /// residuals and returns its share of a sum), then `G += X₁ᵀ·H`, both products in
+    /// `precision`. Returns the sum and `G`.
     pub(crate) fn pass(
         &self,
         p: &[f64],
         precision: Precision,
         interrupt: Option<&Interrupt>,
-        elem: impl Fn(&[f64], &[f64], &mut [f64]) -> f64 + Sync,
+        elem: impl Fn(usize, &[f64], &[f64], &mut [f64]) -> f64 + Sync,
     ) -> Result<(f64, Vec<f64>)> {
         let (d, e) = (self.d, self.d + 1);
         let p32: Vec<f32> = match precision {
@@ -218,7 +218,7 @@ impl Design {
             let parts = self.blocks(first..last, interrupt, what, |blk| {
                 let mb = blk.x64.len() / e;
                 let mut h = self.fields(blk, p, &p32, precision);
-                let s = elem(&blk.x64, &self.w[blk.u0..blk.u0 + mb], &mut h);
+                let s = elem(blk.u0, &blk.x64, &self.w[blk.u0..blk.u0 + mb], &mut h);
                 let gb = match precision {
                     Precision::Double => {
                         let mut gb = vec![0.0; e * d];
@@ -253,7 +253,7 @@ impl Design {
     ) -> Result<f64> {
         let (d, conv) = (self.d, self.conv);
         let p = self.params_matrix(theta);
-        let (f, g) = self.pass(&p, precision, interrupt, |x, w, h| {
+        let (f, g) = self.pass(&p, precision, interrupt, |_, x, w, h| {
             let mut s = 0.0;
             for ((xu, hu), &wu) in x.chunks_exact(d + 1).zip(h.chunks_exact_mut(d)).zip(w) {
                 let su = match conv {
@@ -268,19 +268,30 @@ impl Design {
         Ok(f)
     }
 
-    /// `K·ν` for `K = Σ_u w_u Σ_j (∂h_uj/∂θ)(∂h_uj/∂θ)ᵀ` (the Gram matrix of the Stiemke
-    /// certificate, [`super::certificate`]), written to `out`; `f64` products.
+    /// `K·ν` for `K = Σ_u Σ_j c_uj (∂h_uj/∂θ)(∂h_uj/∂θ)ᵀ` (the Gram matrix of the Stiemke
+    /// certificate, [`super::certificate`]), written to `out`, the products in `precision`.
+    /// The pair weights `c_uj` are `pair[u·d + j]` (rows × d), or the counts `w_u` when `None`.
     pub(crate) fn gram_times(
         &self,
         nu: &[f64],
+        pair: Option<&[f32]>,
+        precision: Precision,
         out: &mut [f64],
         interrupt: Option<&Interrupt>,
     ) -> Result<()> {
         let d = self.d;
         let p = self.params_matrix(nu);
-        let (_, g) = self.pass(&p, Precision::Double, interrupt, |_, w, h| {
-            for (hu, &wu) in h.chunks_exact_mut(d).zip(w) {
-                hu.iter_mut().for_each(|v| *v *= wu);
+        let (_, g) = self.pass(&p, precision, interrupt, |u0, _, w, h| {
+            match pair {
+                None => {
+                    for (hu, &wu) in h.chunks_exact_mut(d).zip(w) {
+                        hu.iter_mut().for_each(|v| *v *= wu);
+                    }
+                }
+                Some(c) => {
+                    let c = &c[u0 * d..u0 * d + h.len()];
+                    h.iter_mut().zip(c).for_each(|(v, &cv)| *v *= f64::from(cv));
+                }
             }
             0.0
         })?;
@@ -288,21 +299,31 @@ impl Design {
         Ok(())
     }
 
-    /// The diagonal of [`Design::gram_times`]'s `K`: `n` for `b_j`, `Σ_u w_u (x_uk² + x_uj²)`
-    /// for `m_jk`.
-    pub(crate) fn gram_diagonal(&self) -> Vec<f64> {
+    /// A diagonal preconditioner of [`Design::gram_times`]'s `K` with the pair weights `pair`:
+    /// `S_j = Σ_u c_uj` for `b_j`, `S_j q_k + S_k q_j` for `m_jk` with `q_k` the mean of
+    /// `x_uk²` over the samples (exact in the spin convention, where `x² = 1`).
+    pub(crate) fn pair_diagonal(&self, pair: &[f32]) -> Vec<f64> {
         let (d, e) = (self.d, self.d + 1);
-        let mut sq = vec![0.0; e];
+        let mut col = vec![0.0; d];
+        for cu in pair.chunks_exact(d) {
+            col.iter_mut()
+                .zip(cu)
+                .for_each(|(s, &c)| *s += f64::from(c));
+        }
+        let mut q = vec![0.0; d];
+        let mut n = 0.0;
         for (xu, &wu) in self.x.chunks_exact(e).zip(&self.w) {
-            sq.iter_mut()
+            n += wu;
+            q.iter_mut()
                 .zip(xu)
                 .for_each(|(s, &v)| *s += wu * f64::from(v * v));
         }
+        q.iter_mut().for_each(|v| *v /= n);
         let mut diag = vec![0.0; n_params(d)];
-        diag[..d].fill(sq[d]);
+        diag[..d].copy_from_slice(&col);
         for j in 0..d {
             for k in j + 1..d {
-                diag[upper_index(d, j, k)] = sq[j] + sq[k];
+                diag[upper_index(d, j, k)] = col[j] * q[k] + col[k] * q[j];
             }
         }
         diag
@@ -329,15 +350,42 @@ impl Design {
         Ok(c)
     }
 
-    /// The corrected Stiemke weights `y_q = w_u (|x_uj − E[x_j | h_uj]| − s_q Δh_uj)` over the
-    /// pairs (distinct row `u`, unit `j`), with `h` the fields at `theta`, `Δh` those of the
-    /// direction `nu` and `s_q` the side of `x_uj` (+1 above the midpoint of the unit values,
-    /// −1 below): their minimum and, per unit, how many fall in each binary order of
-    /// magnitude ([`Weights`]); `f64` products.
+    /// The Stiemke weights `y⁰_q = w_u |x_uj − E[x_j | h_uj]|` at `theta` over the pairs
+    /// (distinct row `u`, unit `j`; `rows × d`, row-major), rounded to `f32`: the pair weights
+    /// of the certificate's Gram matrix ([`Design::gram_times`]).
+    pub(crate) fn base_weights(
+        &self,
+        theta: &[f64],
+        interrupt: Option<&Interrupt>,
+    ) -> Result<Vec<f32>> {
+        let (d, e, conv) = (self.d, self.d + 1, self.conv);
+        let pt = self.params_matrix(theta);
+        let blocks = self.rows.div_ceil(self.block);
+        let parts = self.blocks(0..blocks, interrupt, "the existence certificate", |blk| {
+            let h = self.fields(blk, &pt, &[], Precision::Double);
+            let mut y = Vec::with_capacity(h.len());
+            for (u, (xu, hu)) in blk.x64.chunks_exact(e).zip(h.chunks_exact(d)).enumerate() {
+                let wu = self.w[blk.u0 + u];
+                for (&xv, &hv) in xu.iter().zip(hu) {
+                    y.push((wu * (xv - unit_terms(conv, hv).1).abs()) as f32);
+                }
+            }
+            y
+        })?;
+        Ok(parts.concat())
+    }
+
+    /// The corrected Stiemke weights `y_q = w_u |x_uj − E[x_j | h_uj]| − c_q s_q Δh_uj` over
+    /// the pairs (distinct row `u`, unit `j`), with `h` the fields at `theta`, `Δh` those of
+    /// the direction `nu`, `c_q` the pair weights of [`Design::gram_times`] (`pair`, or `w_u`)
+    /// and `s_q` the side of `x_uj` (+1 above the midpoint of the unit values, −1 below), so
+    /// that `Aᵀy = ∇P_n(θ) − K·ν`: their minimum and, per unit, how many fall in each binary
+    /// order of magnitude ([`Weights`]); `f64` products.
     pub(crate) fn stiemke_weights(
         &self,
         theta: &[f64],
         nu: &[f64],
+        pair: Option<&[f32]>,
         interrupt: Option<&Interrupt>,
     ) -> Result<Weights> {
         let (d, e, conv) = (self.d, self.d + 1, self.conv);
@@ -355,7 +403,8 @@ impl Design {
                     let (xv, hv, dv) = (xu[j], h[u * d + j], dh[u * d + j]);
                     let s = if xv > mid { dv } else { -dv };
                     let r = (xv - unit_terms(conv, hv).1).abs();
-                    part.add(j, wu * (r - s));
+                    let c = pair.map_or(wu, |c| f64::from(c[(blk.u0 + u) * d + j]));
+                    part.add(j, wu * r - c * s);
                 }
             }
             part
@@ -552,16 +601,29 @@ mod tests {
             let hess = pseudo::hessian(&zero, &pl).unwrap();
             let scale = conv.variance_bound();
             let nu: Vec<f64> = (0..p).map(|a| (a as f64 * 0.37).sin()).collect();
-            let mut out = vec![0.0; p];
-            design.gram_times(&nu, &mut out, None).unwrap();
-            let diag = design.gram_diagonal();
-            for a in 0..p {
-                let direct: f64 = (0..p).map(|c| -hess[a * p + c] / scale * nu[c]).sum();
-                assert!(
-                    (out[a] - direct).abs() < 1e-9 * pl.n_samples() as f64,
-                    "{conv}"
-                );
-                assert!((diag[a] + hess[a * p + a] / scale).abs() < 1e-9, "{conv}");
+            // the counts as pair weights give the same K
+            let counts: Vec<f32> = (0..pl.n_distinct())
+                .flat_map(|u| std::iter::repeat_n(pl.weights()[u] as f32, 5))
+                .collect();
+            let diag = design.pair_diagonal(&counts);
+            let cases = [
+                (None, Precision::Double, 1e-9),
+                (Some(counts.as_slice()), Precision::Double, 1e-9),
+                (Some(counts.as_slice()), Precision::Single, 1e-5),
+            ];
+            for (pair, precision, tol) in cases {
+                let mut out = vec![0.0; p];
+                design
+                    .gram_times(&nu, pair, precision, &mut out, None)
+                    .unwrap();
+                for a in 0..p {
+                    let direct: f64 = (0..p).map(|c| -hess[a * p + c] / scale * nu[c]).sum();
+                    assert!(
+                        (out[a] - direct).abs() < tol * pl.n_samples() as f64,
+                        "{conv} {precision:?}"
+                    );
+                    assert!((diag[a] + hess[a * p + a] / scale).abs() < 1e-9, "{conv}");
+                }
             }
         }
     }

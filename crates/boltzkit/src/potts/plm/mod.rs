@@ -32,5 +32,7 @@ mod symmetric;
 mod tests;
 
 pub use data::PlmData;
+/// The objective-window stop, shared with the binary L-BFGS solver ([`crate::fvbm::plm`]).
+pub(crate) use learner::ObjectiveWindow;
 pub use learner::{PlmProgress, PlmRecord};
 pub use params::{CheckedPlmParams, LambdaScale, PlmMode, PlmParams};
