@@ -6,13 +6,15 @@ use super::asymmetric::{average_couplings, fit_sites};
 use super::data::PlmData;
 use super::kernel::SiteTables;
 use super::params::{CheckedPlmParams, PlmMode};
+use super::precondition::diagonal_scale;
 use super::symmetric::{Penalty, Symmetric};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::fit::{Count, Fit, Learner, Run, StopReason};
-use crate::optim::lbfgs::{minimize_with_state, LbfgsParams};
+use crate::optim::lbfgs::{minimize_with_state, LbfgsParams, LbfgsResult};
 use crate::potts::Potts;
 use serde::Serialize;
+use std::cell::RefCell;
 use std::time::Instant;
 
 /// What observers of a symmetric fit see after every L-BFGS iteration (asymmetric fits are
@@ -118,7 +120,7 @@ impl CheckedPlmParams {
                 let mut obj = Symmetric::new(&coded, penalty, run.interrupt_flag().cloned());
                 let mut x0 = vec![0.0; obj.len()];
                 x0[..n_h].copy_from_slice(&h0);
-                let f0 = {
+                let (f0, converged0) = {
                     let mut g = vec![0.0; x0.len()];
                     let f0 = obj.eval(&x0, &mut g)?;
                     let mut progress = PlmProgress {
@@ -137,29 +139,77 @@ impl CheckedPlmParams {
                             format!("stopped the fit before its first iteration ({why})"),
                         ));
                     }
-                    f0
+                    let converged = progress.grad_norm <= p.grad_tol * progress.param_norm.max(1.0);
+                    (f0, converged)
+                };
+                // L-BFGS on y with x = d ⊙ y (see `precondition`); the gradient test is
+                // plmc's, on x and ∇f(x), so it is made here rather than by L-BFGS.
+                let d = diagonal_scale(&coded, &h0, penalty);
+                let y0: Vec<f64> = x0.iter().zip(&d).map(|(x, s)| x / s).collect();
+                drop(x0);
+                // x = d ⊙ y, shared by the evaluations and the observer (one at a time).
+                let x_of_y = RefCell::new(vec![0.0; y0.len()]);
+                let unscale = |y: &[f64]| {
+                    let mut x = x_of_y.borrow_mut();
+                    x.iter_mut()
+                        .zip(y.iter().zip(&d))
+                        .for_each(|(x, (y, s))| *x = y * s);
+                    x
+                };
+                let lbfgs = LbfgsParams {
+                    grad_tol_relative: 0.0,
+                    ..lbfgs
                 };
                 let mut window = ObjectiveWindow::new(p.objective_tol, p.objective_window, f0);
-                let r = minimize_with_state(|x, g| obj.eval(x, g), x0, &lbfgs, &mut |s| {
-                    let mut progress = PlmProgress {
-                        iteration: s.iteration,
-                        evaluations: s.evaluations,
-                        objective: s.f,
-                        grad_norm: norm(s.g),
-                        param_norm: norm(s.x),
-                        seconds: start.elapsed().as_secs_f64(),
-                        params: s.x,
-                    };
-                    if let Some(why) = run.observe_at(s.iteration, &mut progress)? {
-                        return Ok(Some(why));
+                let mut eval = |y: &[f64], gy: &mut [f64]| -> Result<f64> {
+                    let f = obj.eval(&unscale(y), gy)?;
+                    gy.iter_mut().zip(&d).for_each(|(g, s)| *g *= s);
+                    Ok(f)
+                };
+                let mut r = if converged0 {
+                    LbfgsResult {
+                        x: y0,
+                        f: f0,
+                        grad_max: f64::NAN,
+                        iterations: 0,
+                        evaluations: 1,
+                        trace: vec![f0],
+                        stop: StopReason::GradientTolerance,
                     }
-                    if run.interrupted() {
-                        return Ok(Some(StopReason::Interrupted {
-                            after: Count::iterations(s.iteration),
-                        }));
-                    }
-                    Ok(window.settled(s.f).then_some(StopReason::FunctionTolerance))
-                })?;
+                } else {
+                    minimize_with_state(&mut eval, y0, &lbfgs, &mut |s| {
+                        let x = unscale(s.x);
+                        let grad_norm =
+                            s.g.iter()
+                                .zip(&d)
+                                .map(|(g, s)| (g / s) * (g / s))
+                                .sum::<f64>()
+                                .sqrt();
+                        let mut progress = PlmProgress {
+                            iteration: s.iteration,
+                            evaluations: s.evaluations,
+                            objective: s.f,
+                            grad_norm,
+                            param_norm: norm(&x),
+                            seconds: start.elapsed().as_secs_f64(),
+                            params: &x,
+                        };
+                        if let Some(why) = run.observe_at(s.iteration, &mut progress)? {
+                            return Ok(Some(why));
+                        }
+                        if run.interrupted() {
+                            return Ok(Some(StopReason::Interrupted {
+                                after: Count::iterations(s.iteration),
+                            }));
+                        }
+                        if grad_norm <= p.grad_tol * progress.param_norm.max(1.0) {
+                            return Ok(Some(StopReason::GradientTolerance));
+                        }
+                        Ok(window.settled(s.f).then_some(StopReason::FunctionTolerance))
+                    })?
+                };
+                drop(eval);
+                r.x.iter_mut().zip(&d).for_each(|(x, s)| *x *= s);
                 // The pseudo-likelihood at the returned point (the last evaluation may have
                 // been a rejected trial step).
                 let mut g = vec![0.0; r.x.len()];

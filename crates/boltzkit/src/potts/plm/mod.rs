@@ -27,6 +27,7 @@ mod data;
 mod kernel;
 mod learner;
 mod params;
+mod precondition;
 mod symmetric;
 #[cfg(test)]
 mod tests;

@@ -136,6 +136,49 @@ fn objective_and_gradient_equal_brute_force_and_finite_differences() {
     }
 }
 
+/// The preconditioner's curvatures `1 / d²` are the Hessian's diagonal at the start (plmc's
+/// fields, zero couplings) by second differences of the brute-force objective, with and
+/// without missing codes and group L1.
+#[test]
+fn preconditioner_curvatures_equal_the_brute_force_hessian_diagonal() {
+    let cases: [(&[u32], Option<u8>, f64); 3] = [
+        (&[3, 3, 2, 4], None, 0.0),
+        (&[2, 2, 2, 2, 2], None, 0.2),
+        (&[4, 4, 3, 4], Some(0), 0.0),
+    ];
+    for (k, &(cards, gap, lambda_group)) in cases.iter().enumerate() {
+        let (data, w) = random_data(cards, 30, 40 + k as u64);
+        let coded = PlmData::new(&data, Some(&w), gap).unwrap();
+        let q = coded.states().to_vec();
+        let p = Penalty {
+            lambda_h: 0.05,
+            lambda_j: 0.3,
+            lambda_group,
+        };
+        let h0 = initial_fields(&coded);
+        let n_h = h0.len();
+        let d = super::precondition::diagonal_scale(&coded, &h0, p);
+        let mut x = vec![0.0; Symmetric::new(&coded, p, None).len()];
+        assert_eq!(d.len(), x.len());
+        x[..n_h].copy_from_slice(&h0);
+        // Small enough for the group term's curvature (its scale is √ε ≈ 0.03).
+        let eps = 1e-4;
+        let f = |x: &[f64]| brute_objective(&model_from(&q, x), &coded, p);
+        let f0 = f(&x);
+        for c in 0..x.len() {
+            let (mut xp, mut xm) = (x.clone(), x.clone());
+            xp[c] += eps;
+            xm[c] -= eps;
+            let second = (f(&xp) - 2.0 * f0 + f(&xm)) / (eps * eps);
+            let ours = 1.0 / (d[c] * d[c]);
+            assert!(
+                (ours - second).abs() <= 1e-4 * second,
+                "case {k}, param {c}: {ours} vs {second}"
+            );
+        }
+    }
+}
+
 #[test]
 fn gradient_and_fit_do_not_depend_on_the_thread_count() {
     let (data, w) = random_data(&[4, 3, 4, 4, 2, 4], 300, 9);
