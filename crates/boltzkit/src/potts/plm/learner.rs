@@ -208,7 +208,6 @@ impl CheckedPlmParams {
                         Ok(window.settled(s.f).then_some(StopReason::FunctionTolerance))
                     })?
                 };
-                drop(eval);
                 r.x.iter_mut().zip(&d).for_each(|(x, s)| *x *= s);
                 // The pseudo-likelihood at the returned point (the last evaluation may have
                 // been a rejected trial step).
