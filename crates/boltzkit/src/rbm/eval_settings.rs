@@ -51,7 +51,22 @@ impl Default for EvalParams {
     }
 }
 
+/// Steps of the linear schedule of the training monitor ([`EvalParams::monitor`]): fewer than
+/// the standard 14,500, since it runs every `eval_every` epochs.
+pub const MONITOR_AIS_STEPS: usize = 1000;
+
 impl EvalParams {
+    /// The settings of the log-likelihood monitor during training (`rbm fit --eval ais|bracket`,
+    /// Python's `fit(monitor="ais")`): the default chains over a linear schedule of
+    /// [`MONITOR_AIS_STEPS`] steps, seeded by `seed`.
+    pub fn monitor(seed: u64) -> Self {
+        EvalParams {
+            ais_steps: Some(MONITOR_AIS_STEPS),
+            seed,
+            ..EvalParams::default()
+        }
+    }
+
     /// The annealing schedule: linear with `ais_steps`, else the standard one.
     pub fn schedule(&self) -> Result<AisSchedule> {
         match self.ais_steps {

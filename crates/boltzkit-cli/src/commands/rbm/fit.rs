@@ -17,7 +17,7 @@ use anyhow::Context;
 use boltzkit::data::{Binarize, Dataset};
 use boltzkit::fit::{Control, Run};
 use boltzkit::provenance::{self, DataFile};
-use boltzkit::rbm::ais::AisSchedule;
+use boltzkit::rbm::eval_settings::EvalParams;
 use boltzkit::rbm::exact;
 use boltzkit::rbm::file::{load_rbm, save_rbm, RbmFile};
 use boltzkit::rbm::train::early_stop::GapEarlyStop;
@@ -581,13 +581,8 @@ impl FitPlan {
                 run = run.observe_every(ExactLogLikelihood::new("train_ll", data.clone()), every)
             }
             EvalArg::Ais | EvalArg::Bracket => {
-                let mut obs = AisLogLikelihood::new(
-                    "train_ll",
-                    data.clone(),
-                    AisSchedule::linear(1000)?,
-                    100,
-                    derive_seed(self.seed, 3),
-                )?;
+                let eval = EvalParams::monitor(derive_seed(self.seed, 3));
+                let mut obs = AisLogLikelihood::from_eval("train_ll", data.clone(), &eval)?;
                 if self.eval == EvalArg::Bracket {
                     obs = obs.bracket(Some(BRACKET_MONITOR_ROWS))?;
                 }

@@ -13,6 +13,7 @@ pub use crate::fit::Observer;
 use crate::fit::StopReason;
 use crate::io::{MetricLog, MetricRecord};
 use crate::rbm::ais::AisSchedule;
+use crate::rbm::eval_settings::EvalParams;
 use crate::rbm::file::{load_rbm, save_rbm, RbmFile};
 use crate::rbm::loglik::{self, LogLikParams, LogLikelihood};
 use crate::rbm::model::base_rate_biases;
@@ -110,6 +111,13 @@ impl AisLogLikelihood {
             params,
             seed,
         })
+    }
+
+    /// AIS with the chains, schedule and seed of `eval` (checked), evaluated on `data`
+    /// (binary): e.g. [`EvalParams::monitor`], the training monitor's.
+    pub fn from_eval(name: impl Into<String>, data: Dataset, eval: &EvalParams) -> Result<Self> {
+        eval.check()?;
+        Self::new(name, data, eval.schedule()?, eval.ais_chains, eval.seed)
     }
 
     /// Reports the bracket [RAISE, forward AIS] instead: `name` stays the forward-AIS figure,
