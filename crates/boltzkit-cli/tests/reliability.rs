@@ -796,3 +796,37 @@ fn a_diverging_fit_exits_1_and_keeps_the_best_model() {
         .success()
         .stderr(predicate::str::contains("diverged").not());
 }
+
+/// `--max-abs-param inf` (the guard checks finiteness only): the run trains, the model
+/// file's settings record the bound as `null` (JSON has no infinity) and read back as `∞`.
+#[test]
+fn an_infinite_parameter_bound_is_a_setting_like_any() {
+    use boltzkit::rbm::file::load_rbm;
+    use boltzkit::rbm::train::RbmParams;
+    let dir = tempfile::tempdir().unwrap();
+    let data = path(dir.path(), "bas.csv");
+    let gen = ["gen", "bars-stripes", "--size", "3", "-o", &data];
+    boltzkit().args(gen).assert().success();
+    let out = path(dir.path(), "m.safetensors");
+    let fit = [
+        "rbm",
+        "fit",
+        "--data",
+        &data,
+        "--hidden",
+        "4",
+        "--epochs",
+        "2",
+        "--max-abs-param",
+        "inf",
+        "-o",
+        &out,
+        "-q",
+    ];
+    boltzkit().args(fit).assert().success();
+    let file = load_rbm(out.as_ref()).unwrap();
+    let settings = &file.metadata["settings"];
+    assert!(settings.contains(r#""max_abs_param":null"#), "{settings}");
+    let back: RbmParams = boltzkit::settings::from_json("rbm", settings).unwrap();
+    assert_eq!(back.train.max_abs_param, f32::INFINITY);
+}

@@ -95,3 +95,108 @@ pub fn differences(saved: &Value, given: &Value, label: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// `#[serde(with = "crate::settings::infinity_as_null")]` for an `f32` or `f64` setting
+/// whose `∞` is a legal value ("no bound", "off"): serialized as a number, `null` for `∞`
+/// (JSON has no infinity: serde_json writes `null` for it, which would not read back), and
+/// read from a number, `null` or the word `"inf"` / `"infinity"` (any case: what Python's
+/// settings object sends for `float("inf")`).
+pub mod infinity_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// The float types a setting can be.
+    pub trait Float: Copy + PartialEq {
+        /// `+∞`.
+        const INFINITY: Self;
+        /// Serialized as itself (an `f32` as its shortest decimal).
+        fn serialize<S: Serializer>(self, s: S) -> Result<S::Ok, S::Error>;
+        /// From the `f64` JSON gives.
+        fn from_f64(x: f64) -> Self;
+    }
+
+    impl Float for f32 {
+        const INFINITY: Self = f32::INFINITY;
+        fn serialize<S: Serializer>(self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_f32(self)
+        }
+        fn from_f64(x: f64) -> Self {
+            x as f32
+        }
+    }
+
+    impl Float for f64 {
+        const INFINITY: Self = f64::INFINITY;
+        fn serialize<S: Serializer>(self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_f64(self)
+        }
+        fn from_f64(x: f64) -> Self {
+            x
+        }
+    }
+
+    /// `x` as a number, `null` for `+∞`.
+    pub fn serialize<F: Float, S: Serializer>(x: &F, s: S) -> Result<S::Ok, S::Error> {
+        if *x == F::INFINITY {
+            s.serialize_none()
+        } else {
+            x.serialize(s)
+        }
+    }
+
+    /// A number, `null` or the word for infinity.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        Number(f64),
+        Word(String),
+    }
+
+    /// A number, `null` (`+∞`) or `"inf"` / `"infinity"` (any case).
+    pub fn deserialize<'de, F: Float, D: Deserializer<'de>>(d: D) -> Result<F, D::Error> {
+        match Option::<Given>::deserialize(d)? {
+            None => Ok(F::INFINITY),
+            Some(Given::Number(x)) => Ok(F::from_f64(x)),
+            Some(Given::Word(w))
+                if w.eq_ignore_ascii_case("inf") || w.eq_ignore_ascii_case("infinity") =>
+            {
+                Ok(F::INFINITY)
+            }
+            Some(Given::Word(w)) => Err(serde::de::Error::custom(format!(
+                "expected a number, null or \"inf\", got {w:?}"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rbm::frank_wolfe::FwParams;
+    use crate::rbm::train::RbmParams;
+
+    /// An infinite bound goes out as `null` and comes back as `∞`, from `null` or `"inf"`; a
+    /// finite one as its shortest decimal; another word is refused naming the setting.
+    #[test]
+    fn infinity_round_trips_as_null_or_inf() {
+        let mut p = RbmParams::default();
+        p.train.max_abs_param = f32::INFINITY;
+        let v = to_json(&p).unwrap();
+        assert_eq!(v["max_abs_param"], Value::Null);
+        let back: RbmParams = from_value("rbm", v).unwrap();
+        assert_eq!(back, p);
+        for given in [r#""inf""#, r#""Infinity""#, "null"] {
+            let q: RbmParams =
+                from_json("rbm", &format!(r#"{{"max_abs_param": {given}}}"#)).unwrap();
+            assert_eq!(q.train.max_abs_param, f32::INFINITY, "{given}");
+        }
+        let q: RbmParams = from_json("rbm", r#"{"max_abs_param": 0.1}"#).unwrap();
+        assert_eq!(q.train.max_abs_param, 0.1f32);
+        assert_eq!(to_json(&q).unwrap()["max_abs_param"].to_string(), "0.1");
+        let err = from_json::<RbmParams>("rbm", r#"{"max_abs_param": "big"}"#).unwrap_err();
+        assert!(err.to_string().contains("max_abs_param"), "{err}");
+        // the f64 setting of the same helper
+        let fw: FwParams = from_json("frank-wolfe", r#"{"fall_tol": "inf"}"#).unwrap();
+        assert_eq!(fw.fall_tol, f64::INFINITY);
+        assert_eq!(to_json(&fw).unwrap()["fall_tol"], Value::Null);
+    }
+}

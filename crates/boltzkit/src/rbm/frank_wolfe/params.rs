@@ -103,7 +103,7 @@ pub struct FwParams {
     /// 1 it falls for good (−350 at 5 units → −835 at 20), and the guard keeps the 5-unit
     /// model. Serialized as a number, `null` for `∞` (JSON has no infinity; `"inf"` reads
     /// as `∞` too).
-    #[serde(with = "infinity_as_null")]
+    #[serde(with = "crate::settings::infinity_as_null")]
     pub fall_tol: f64,
     /// Iterations in a row the guard's fall must last (default 4), ≥ 1.
     pub fall_patience: usize,
@@ -269,45 +269,6 @@ mod alpha_as_step {
             None => AlphaRule::Count,
             Some(step) => AlphaRule::Free { step },
         })
-    }
-}
-
-/// A tolerance whose `∞` means "off", serialized as a number or `null` (`∞`); `"inf"` (or
-/// `"infinity"`, any case) reads as `∞` too.
-mod infinity_as_null {
-    use super::*;
-
-    pub(super) fn serialize<S: Serializer>(x: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
-        if *x == f64::INFINITY {
-            s.serialize_none()
-        } else {
-            s.serialize_f64(*x)
-        }
-    }
-
-    /// A number, `null` or the word for infinity.
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Given {
-        Number(f64),
-        Word(String),
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> std::result::Result<f64, D::Error> {
-        match Option::<Given>::deserialize(d)? {
-            None => Ok(f64::INFINITY),
-            Some(Given::Number(x)) => Ok(x),
-            Some(Given::Word(w))
-                if w.eq_ignore_ascii_case("inf") || w.eq_ignore_ascii_case("infinity") =>
-            {
-                Ok(f64::INFINITY)
-            }
-            Some(Given::Word(w)) => Err(serde::de::Error::custom(format!(
-                "expected a number, null or \"inf\", got {w:?}"
-            ))),
-        }
     }
 }
 

@@ -4,7 +4,9 @@
 //! ([`monitor::unit_pseudo_log_likelihood`], a pseudo-likelihood per unit: 16 rows ×
 //! [`UNITS_PER_ROW`] units, one hidden input per row), and the exact or AIS average
 //! log-likelihood of the training data when an observer recorded one under [`TRAIN_LL`] at
-//! that epoch; when either falls more than the allowed fall below its best, the run stops as
+//! that epoch, watched as the median of its last [`LL_WINDOW`] records (an AIS estimate's
+//! noise, or one epoch's swing of a noisy run, neither stops a run nor sets an unreachable
+//! best alone); when either falls more than the allowed fall below its best, the run stops as
 //! diverged and the best model is kept. The parameter guard ([`super::guard`]) catches what
 //! overflows within an update; this catches a model that stays finite but has left the data
 //! (PCD on binarized MNIST at rate 100 ended "all epochs done" at a test log-likelihood of
@@ -39,6 +41,10 @@ pub const UNITS_PER_ROW: usize = 16;
 /// The least independent-units figure (nats per unit) the allowed fall is scaled by: data
 /// whose watched units are (nearly) constant still gets a fall it can tolerate.
 pub const MIN_SCALE: f64 = 0.01;
+
+/// The training log-likelihood records the watch takes the median of: a fall (or a lucky
+/// high record) has to show in two of three records to count.
+pub const LL_WINDOW: usize = 3;
 
 /// The metric name under which an observer's training log-likelihood is watched too (the
 /// CLI's and Python's monitors use it).
@@ -112,6 +118,22 @@ pub(crate) struct DivergenceWatch {
     /// The best model by the training log-likelihood, once an observer recorded one: the
     /// model kept when there is one (the better figure of the two).
     best_ll: Option<Best>,
+    /// The last [`LL_WINDOW`] training log-likelihoods recorded, oldest first.
+    recent_ll: Vec<f64>,
+    /// The best median of [`LL_WINDOW`] consecutive records, and the epoch of its last one.
+    best_median: Option<(f64, usize)>,
+}
+
+/// The median of a window's records (none is NaN: a NaN record stops the run first).
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_unstable_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        0.5 * (v[m - 1] + v[m])
+    }
 }
 
 impl DivergenceWatch {
@@ -139,6 +161,8 @@ impl DivergenceWatch {
             fall: f64::from(tol) * scale,
             best: Best::new(rbm, offsets, epoch, figure),
             best_ll: None,
+            recent_ll: Vec::with_capacity(LL_WINDOW),
+            best_median: None,
         }))
     }
 
@@ -170,15 +194,22 @@ impl DivergenceWatch {
                 self.fall
             )));
         }
-        if let (Some(ll), Some(best)) = (ll, &self.best_ll) {
-            if ll.is_nan() || ll < best.figure - self.fall * nv {
+        if let Some(ll) = ll {
+            if ll.is_nan() {
                 return Ok(Some(format!(
-                    "the training log-likelihood fell to {ll:.3} from {:.3} at epoch {}, \
-                     {allowed}, {:.1} nats here) below its best",
-                    best.figure,
-                    best.epoch,
-                    self.fall * nv
+                    "the training log-likelihood recorded at epoch {epoch} is NaN"
                 )));
+            }
+            let now = median(&self.window_with(ll));
+            if let Some((best, at)) = self.best_median {
+                if now < best - self.fall * nv {
+                    return Ok(Some(format!(
+                        "the training log-likelihood (the median of its last {LL_WINDOW} \
+                         records) fell to {now:.3} from {best:.3} at epoch {at}, {allowed}, \
+                         {:.1} nats here) below its best",
+                        self.fall * nv
+                    )));
+                }
             }
         }
         if figure >= self.best.figure {
@@ -190,12 +221,29 @@ impl DivergenceWatch {
         Ok(None)
     }
 
+    /// The last records of the training log-likelihood with `ll` appended (at most
+    /// [`LL_WINDOW`], oldest first).
+    fn window_with(&self, ll: f64) -> Vec<f64> {
+        let skip = (self.recent_ll.len() + 1).saturating_sub(LL_WINDOW);
+        let mut w: Vec<f64> = self.recent_ll[skip..].to_vec();
+        w.push(ll);
+        w
+    }
+
     /// Notes the training log-likelihood `ll` of `rbm` after `epoch` epochs (the starting
     /// model's, at the run's first observation; each later one through
-    /// [`DivergenceWatch::after_epoch`]): the best by that figure when it is.
+    /// [`DivergenceWatch::after_epoch`]): the best model by that figure when it is, and the
+    /// best median once [`LL_WINDOW`] records exist.
     pub(crate) fn record_ll(&mut self, rbm: &Rbm, offsets: Option<Offsets>, epoch: usize, ll: f64) {
         if self.best_ll.as_ref().is_none_or(|b| ll >= b.figure) {
             self.best_ll = Some(Best::new(rbm, offsets, epoch, ll));
+        }
+        self.recent_ll = self.window_with(ll);
+        if self.recent_ll.len() == LL_WINDOW {
+            let m = median(&self.recent_ll);
+            if self.best_median.is_none_or(|(b, _)| m >= b) {
+                self.best_median = Some((m, epoch));
+            }
         }
     }
 
@@ -355,10 +403,14 @@ mod tests {
         assert!(TrainParams::new().divergence_tol(f32::NAN).check().is_err());
     }
 
+    /// The training log-likelihood is watched by the median of its last 3 records: one dip
+    /// (a noisy epoch, an AIS estimate's error) does not stop the run, one lucky record does
+    /// not set a best the run must then keep up with, a fall in two records of three stops it,
+    /// and the model kept is the one of the best single record.
     #[test]
     fn the_training_log_likelihood_is_watched_too_and_its_best_kept() {
         let data = BarsAndStripes::new(3, false).unwrap().dataset().unwrap();
-        let m: Vec<Rbm> = (1..5)
+        let m: Vec<Rbm> = (1..7)
             .map(|s| Rbm::init_from_data(&data, 4, 0.01, &mut rng_from_seed(s)).unwrap())
             .collect();
         let mut w = DivergenceWatch::start(&data, &m[0], None, 0.5, 0)
@@ -369,17 +421,34 @@ mod tests {
         w.record_ll(&m[0], None, 0, -11.0);
         let mut after = |i: usize, ll: f64| w.after_epoch(&m[i], None, &data, i, Some(ll));
         assert_eq!(after(1, -10.0).unwrap(), None);
-        assert_eq!(after(2, -10.0 - 0.9 * allowed).unwrap(), None);
-        let fell = -10.0 - 1.1 * allowed;
-        let why = after(3, fell).unwrap().unwrap();
+        // the first median (of -11, -10, -10): -10
+        assert_eq!(after(2, -10.0).unwrap(), None);
+        let dip = -10.0 - 1.1 * allowed;
+        assert_eq!(after(3, dip).unwrap(), None, "one dip");
+        assert_eq!(after(4, -10.0 + 5.0 * allowed).unwrap(), None, "one spike");
+        let why = after(5, dip).unwrap().unwrap();
         assert!(
             why.contains(&format!(
-                "training log-likelihood fell to {fell:.3} from -10.000 at epoch 1, more than \
-                 the divergence tolerance (0.5 of the independent-units model's"
+                "training log-likelihood (the median of its last 3 records) fell to {dip:.3} \
+                 from -10.000 at epoch 4, more than the divergence tolerance (0.5 of the \
+                 independent-units model's"
             )),
             "{why}"
         );
         let kept = w.into_best();
-        assert_eq!((kept.epoch, &kept.rbm), (1, &m[1]));
+        assert_eq!((kept.epoch, &kept.rbm), (4, &m[4]));
+        // a NaN record stops at once
+        let mut w = DivergenceWatch::start(&data, &m[0], None, 0.5, 0)
+            .unwrap()
+            .unwrap();
+        let why = w.after_epoch(&m[1], None, &data, 1, Some(f64::NAN));
+        assert!(why.unwrap().unwrap().contains("at epoch 1 is NaN"));
+    }
+
+    #[test]
+    fn median_of_a_window() {
+        assert_eq!(median(&[3.0, -1.0, 2.0]), 2.0);
+        assert_eq!(median(&[-5.0]), -5.0);
+        assert_eq!(median(&[1.0, 4.0]), 2.5);
     }
 }

@@ -77,7 +77,9 @@ pub struct TrainParams {
     /// The seed of the shuffles and of the chains (default 0).
     pub seed: u64,
     /// The divergence guard's bound on `|W|`, `|b|`, `|c|` (default 1e4): larger means the
-    /// run exploded. Must be > 0 (may be `f32::INFINITY` to check finiteness only).
+    /// run exploded. Must be > 0 (may be `f32::INFINITY` to check finiteness only: serialized
+    /// as `null`, read from `null` or `"inf"`).
+    #[serde(with = "crate::settings::infinity_as_null")]
     pub max_abs_param: f32,
     /// Sliding factor `ν_μ` of the visible offsets of centered algorithms (default 0.01, Sec.
     /// 4.1 of the S-DCP paper), in `[0, 1]`. The offsets start at `μ` = data mean, `λ = 0.5`.
@@ -87,9 +89,11 @@ pub struct TrainParams {
     /// The divergence watch's tolerance (default 0.1; 0 turns the watch off), ≥ 0, a fraction
     /// of the independent-units model's figure: after every epoch the mean `ln p(v_i | v_{−i})`
     /// of 256 fixed (row, unit) pairs of the training data, and the training log-likelihood
-    /// where an observer computes it (× `n_visible`), falling more than `tol × |ln p̂|` below its
-    /// best (`ln p̂`: the independent-units model's mean `ln p̂_i(v_i)` on the same pairs, nats
-    /// per unit) stops the run as diverged with the best model kept ([`super::divergence`]).
+    /// where an observer computes it (× `n_visible`; the median of its last 3 records, so one
+    /// noisy record neither stops the run nor sets its best), falling more than `tol × |ln p̂|`
+    /// below its best (`ln p̂`: the independent-units model's mean `ln p̂_i(v_i)` on the same
+    /// pairs, nats per unit) stops the run as diverged with the best model kept
+    /// ([`super::divergence`]).
     /// Measured on binarized MNIST (`|ln p̂|` 0.22 per unit): rate 10 and 100 stop within 5
     /// epochs for every trainer, the default rate falls never; healthy small runs (bars and
     /// stripes, NLTCS, modes) fall by at most 0.005 of it.
