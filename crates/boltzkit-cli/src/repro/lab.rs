@@ -5,11 +5,12 @@ use super::binarize::BinarizeArgs;
 use super::common::{f32_value, Common, Outcome};
 use crate::guard::{self, UsageError};
 use anyhow::Context;
-use boltzkit::data::read_binary as load_binary;
+use boltzkit::data::{read_binary as load_binary, Dataset};
 use boltzkit::io::write_atomic;
 use boltzkit::rbm::exact::{self, MAX_ENUM_UNITS};
 use boltzkit::rbm::file::{load_rbm, save_rbm};
 use boltzkit::rbm::lab::{cd1_reference_model, LabParams};
+use boltzkit::rbm::Rbm;
 use boltzkit::rng::derive_seed;
 use boltzkit_repro::lab::{lab_markdown, parse_estimators, run_lab};
 use boltzkit_repro::Progress;
@@ -141,44 +142,8 @@ impl<C: Common> GradientArgs<C> {
             .into());
         }
         let mut summary = Outcome::new("lab gradient", Some(seed));
-        let (rbm, trained) = match &self.model {
-            Some(path) => (load_rbm(path)?.rbm, None),
-            None => {
-                progress.stage("training by CD-1", None);
-                let (rbm, steps) = cd1_reference_model(
-                    &data,
-                    self.hidden,
-                    self.train_iterations,
-                    self.train_lr,
-                    batch,
-                    derive_seed(seed, 0),
-                )?;
-                progress.finish();
-                (rbm, Some(steps))
-            }
-        };
+        let (rbm, trained) = self.reference_model(&data, batch, seed, progress)?;
         let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
-        if data.n_vars() != nv {
-            anyhow::bail!(
-                "{}: {} variables, the model has {nv} visible units",
-                self.data.display(),
-                data.n_vars()
-            );
-        }
-        if nv.min(nh) > MAX_ENUM_UNITS {
-            return Err(UsageError::new(format!(
-                "the exact gradient enumerates the smaller layer: it needs at most \
-                 {MAX_ENUM_UNITS} units, the model is {nv} × {nh}"
-            ))
-            .into());
-        }
-        if let Some(path) = &self.save_model {
-            let mut meta = BTreeMap::new();
-            meta.insert("purpose".to_string(), "lab gradient reference model".into());
-            meta.insert("seed".into(), seed.to_string());
-            save_rbm(path, &rbm, None, &meta)
-                .with_context(|| format!("writing the model to {}", path.display()))?;
-        }
         let params = LabParams {
             estimates: self.estimates,
             batch_size: batch,
@@ -232,5 +197,56 @@ impl<C: Common> GradientArgs<C> {
             summary.set("output", out.display().to_string());
         }
         Ok(summary)
+    }
+
+    /// The model whose gradient is estimated: `--model`, or one trained by CD-1 on `data`
+    /// (saved with `--save-model`); refused when its width differs from the data's or its
+    /// smaller layer is too wide to enumerate. Returns it with the CD-1 updates made.
+    fn reference_model(
+        &self,
+        data: &Dataset,
+        batch: Option<usize>,
+        seed: u64,
+        progress: &dyn Progress,
+    ) -> anyhow::Result<(Rbm, Option<u64>)> {
+        let (rbm, trained) = match &self.model {
+            Some(path) => (load_rbm(path)?.rbm, None),
+            None => {
+                progress.stage("training by CD-1", None);
+                let (rbm, steps) = cd1_reference_model(
+                    data,
+                    self.hidden,
+                    self.train_iterations,
+                    self.train_lr,
+                    batch,
+                    derive_seed(seed, 0),
+                )?;
+                progress.finish();
+                (rbm, Some(steps))
+            }
+        };
+        let (nv, nh) = (rbm.n_visible(), rbm.n_hidden());
+        if data.n_vars() != nv {
+            anyhow::bail!(
+                "{}: {} variables, the model has {nv} visible units",
+                self.data.display(),
+                data.n_vars()
+            );
+        }
+        if nv.min(nh) > MAX_ENUM_UNITS {
+            return Err(UsageError::new(format!(
+                "the exact gradient enumerates the smaller layer: it needs at most \
+                 {MAX_ENUM_UNITS} units, the model is {nv} × {nh}"
+            ))
+            .into());
+        }
+        if let Some(path) = &self.save_model {
+            let mut meta = BTreeMap::new();
+            meta.insert("purpose".to_string(), "lab gradient reference model".into());
+            meta.insert("seed".into(), seed.to_string());
+            save_rbm(path, &rbm, None, &meta)
+                .with_context(|| format!("writing the model to {}", path.display()))?;
+        }
+        Ok((rbm, trained))
     }
 }
