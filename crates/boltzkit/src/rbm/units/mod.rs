@@ -14,6 +14,7 @@
 //! | `init` | [`UnitRbm::init_from_data`], [`UnitRbmParams`] (a whole run's settings), [`default_layer`] |
 //! | `train` | [`train`]: CD-k / PCD-k over the seam, sample weights, L2 and L1², [`UnitTrainParams`] |
 //! | `file` | model files `boltzkit/rbm/v2`: [`save_unit_rbm`], [`load_unit_rbm`] |
+//! | `couplings` | [`effective_couplings`]: PGM's effective couplings of categorical visible units, for contacts |
 //! | `ais` | [`ais_log_partition`] (forward AIS) and [`raise_log_likelihoods`] (RAISE) over the seam |
 //! | `bernoulli` | [`Bernoulli`]: 0/1 units |
 //! | `categorical` | [`Categorical`]: Potts units, `q_i` states per site as one-hot blocks |
@@ -33,6 +34,7 @@ mod categorical;
 mod chains;
 mod check;
 mod conditionals;
+mod couplings;
 mod drelu;
 mod file;
 mod gaussian;
@@ -56,6 +58,7 @@ pub use bernoulli::Bernoulli;
 pub use bounded::Bounded;
 pub use categorical::Categorical;
 pub use chains::UnitChains;
+pub use couplings::{effective_couplings, CouplingParams, EffectiveCouplings};
 pub use drelu::DRelu;
 pub use file::{load_unit_rbm, save_unit_rbm, UnitRbmFile, UNIT_RBM_FORMAT};
 pub use gaussian::{Gaussian, VARIANCE_BOUNDS};
