@@ -102,6 +102,46 @@ fn categorical_drelu_fit_eval_and_sample_agree() {
     assert!(text
         .lines()
         .all(|l| l.split(',').all(|c| ["0", "1", "2"].contains(&c))));
+    // the effective couplings as plmc's couplings file, which potts contacts ranks
+    let couplings = path(dir.path(), "rbm.couplings");
+    let c = success_json(boltzkit().args([
+        "rbm",
+        "couplings",
+        "--model",
+        &model,
+        "--data",
+        &data,
+        "--reweight",
+        "0.8",
+        "--bins",
+        "0",
+        "-o",
+        &couplings,
+        "--json",
+        "-q",
+    ]));
+    assert_eq!(
+        (c["sites"].as_u64(), c["bins"].as_u64()),
+        (Some(4), Some(0))
+    );
+    let text = std::fs::read_to_string(&couplings).unwrap();
+    assert_eq!(text.lines().count(), 6);
+    assert!(text.lines().all(|l| l.split_whitespace().count() == 6));
+    let distances = path(dir.path(), "d.txt");
+    std::fs::write(&distances, "1 3 0 5.0\n1 4 0 12.0\n2 4 0 6.0\n").unwrap();
+    let p = success_json(boltzkit().args([
+        "potts",
+        "contacts",
+        "--couplings",
+        &couplings,
+        "--distances",
+        &distances,
+        "--min-separation",
+        "2",
+        "--json",
+        "-q",
+    ]));
+    assert_eq!(p["pairs_ranked"], 3);
 }
 
 #[test]

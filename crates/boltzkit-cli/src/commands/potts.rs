@@ -7,7 +7,7 @@ mod energy;
 mod fit;
 mod input;
 mod sample;
-mod scores;
+pub(super) mod scores;
 mod weights;
 
 /// `boltzkit potts <verb>`.

@@ -12,6 +12,7 @@ mod plot;
 mod resume;
 mod sample;
 mod units;
+mod units_couplings;
 mod units_data;
 mod units_eval;
 mod units_flags;
@@ -83,6 +84,17 @@ enum RbmVerb {
     /// Draw learning curves, weight filters, samples or reconstructions as a PNG
     #[command(long_about = plot::LONG_ABOUT)]
     Plot(plot::PlotArgs),
+    /// Effective couplings of a model with categorical visible units, scored for contacts
+    #[command(
+        long_about = "Write the contact scores of a model with categorical (Potts) visible \
+        units: PGM's effective couplings (Tubiana, Cocco & Monasson 2019), the mixed second \
+        differences of ln p(v) averaged over the data rows, in the zero-sum gauge, scored by \
+        their Frobenius norm with APC as plmc's couplings file; rank them against a structure \
+        with `boltzkit potts contacts --couplings`.\n\n\
+        Example:\n  boltzkit rbm couplings --model kunitz.safetensors --data PF00014.fasta.gz \
+        --reweight 0.8 -o rbm.couplings"
+    )]
+    Couplings(units_couplings::CouplingsArgs),
 }
 
 impl RbmArgs {
@@ -107,6 +119,7 @@ impl RbmArgs {
             RbmVerb::Sample(a) => a.run(),
             RbmVerb::Features(a) => a.run(),
             RbmVerb::Plot(a) => a.run(),
+            RbmVerb::Couplings(a) => a.run(),
         }
     }
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// How scores are computed (`--no-apc`, `--exclude-gap`).
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Scores")]
-pub(super) struct ScoreFlags {
+pub(crate) struct ScoreFlags {
     /// Raw Frobenius norms, without the average product correction
     #[arg(long)]
     no_apc: bool,
@@ -25,7 +25,7 @@ pub(super) struct ScoreFlags {
 
 impl ScoreFlags {
     /// The library's settings.
-    pub(super) fn params(&self) -> ScoreParams {
+    pub(crate) fn params(&self) -> ScoreParams {
         ScoreParams {
             apc: !self.no_apc,
             exclude_gap: self.exclude_gap,

@@ -38,7 +38,7 @@ impl Source {
 }
 
 /// Whether `path` names an alignment (FASTA, A2M, Stockholm; `.gz` allowed) by its name.
-fn is_alignment(path: &Path) -> bool {
+pub(super) fn is_alignment(path: &Path) -> bool {
     let name = path.to_string_lossy().to_ascii_lowercase();
     let name = name.strip_suffix(".gz").unwrap_or(&name);
     [
