@@ -170,3 +170,87 @@ def test_every_warning_is_a_boltzkit_warning_a_user_can_filter(binary_data):
             warnings.filterwarnings("ignore", category=boltzkit.BoltzkitWarning)
             FVBM(algo="bslm", max_iter=1).fit(binary_data)
         assert not seen
+
+
+def test_an_infinite_parameter_bound_fits_saves_and_loads(binary_data, tmp_path):
+    # max_abs_param=inf checks finiteness only: sent as the schema's "inf", recorded as null
+    # in the model file, read back as inf (and fits again)
+    model = RBM(n_hidden=4, n_epochs=2, max_abs_param=float("inf"), random_state=0)
+    assert model.fit(binary_data).stop_reason_.startswith("all"), model.stop_reason_
+    path = tmp_path / "m.safetensors"
+    model.save(path)
+    assert json.loads(boltzkit.load(path).model_.metadata["settings"])["max_abs_param"] is None
+    back = boltzkit.load(path)
+    assert back.max_abs_param == float("inf")
+    assert back.get_params() == model.get_params()
+    assert back.fit(binary_data).stop_reason_.startswith("all")
+
+
+def test_unwritable_and_non_regular_outputs_are_refused_and_left_as_they_were(fitted, tmp_path):
+    # the CLI's unwritable_outputs_are_refused_before_any_work and
+    # devices_and_fifos_are_refused_and_stay_what_they_were, through save()
+    import os
+    import stat
+
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(OSError, match=r"nodir does not exist; create it first"):
+        fitted.save(tmp_path / "nodir" / "m.safetensors")
+    with pytest.raises(OSError, match=r"\.safetensors: .*too long.*choose a shorter name"):
+        fitted.save(tmp_path / ("m" * 250 + ".safetensors"))
+    null = tmp_path / "null.safetensors"
+    null.symlink_to("/dev/null")
+    with pytest.raises(OSError, match=r"is a character device, not a regular file"):
+        fitted.save(null)
+    pipe = tmp_path / "pipe.safetensors"
+    os.mkfifo(pipe)
+    with pytest.raises(OSError, match=r"is a FIFO \(named pipe\), not a regular file"):
+        fitted.save(pipe)
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and null.is_symlink()
+    assert sorted(os.listdir(tmp_path)) == sorted(before + [null.name, pipe.name])
+    # a valid 252-byte name: written, no temporary left beside it
+    name = "m" * 240 + ".safetensors"
+    fitted.save(tmp_path / name)
+    assert sorted(os.listdir(tmp_path)) == sorted(before + [null.name, pipe.name, name])
+
+
+def test_readers_read_or_name_what_they_found(tmp_path):
+    # the CLI's readers_read_or_name_what_they_found, through read_dataset
+    import gzip
+
+    def write(name, data):
+        (tmp_path / name).write_bytes(data)
+        return tmp_path / name
+
+    for name, data in [
+        ("bom.csv", b"\xef\xbb\xbf0,1,0\n1,0,1\n"),
+        ("space.csv", b"0 1 0\n1 0 1\n"),
+        ("mac.csv", b"0,1,0\r1,0,1\r"),
+    ]:
+        assert boltzkit.read_dataset(write(name, data)).tolist() == [[0, 1, 0], [1, 0, 1]]
+    utf16 = b"\xff\xfe" + "0,1,0\n1,0,1\n".encode("utf-16-le")
+    for name, data, says in [
+        ("u16.csv", utf16, r"u16.csv: .*UTF-16 little-endian.*save the file as UTF-8"),
+        ("twice.csv.gz", gzip.compress(gzip.compress(b"0,1\n1,0\n")), r"compressed twice"),
+        ("mixed.csv", b"0,1\n1;0\n", r"mixed.csv:2: column 1: .*holds ';'.*separator is ','"),
+    ]:
+        with pytest.raises(ValueError, match=says):
+            boltzkit.read_dataset(write(name, data))
+
+
+def test_a_corrupted_checkpoint_is_refused_with_its_path(cli, tmp_path):
+    # the CLI's a_corrupted_checkpoint_is_refused_with_its_path, through load()
+    import subprocess
+
+    data = tmp_path / "x.csv"
+    data.write_text("0,1,0\n1,0,1\n1,1,0\n0,0,1\n")
+    ck = tmp_path / "ck.safetensors"
+    fit = [cli, "rbm", "fit", "--data", data, "--hidden", "2", "--epochs", "2", "-q"]
+    fit += ["--eval-every", "1", "--seed", "1", "-o", tmp_path / "m.safetensors"]
+    subprocess.run([*map(str, fit), "--checkpoint", str(ck)], check=True)
+    assert boltzkit.load(ck).n_hidden == 2
+    raw = bytearray(ck.read_bytes())
+    raw[-5] ^= 0x10
+    ck.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=r"ck.safetensors: .*no longer matches the checksum"):
+        boltzkit.load(ck)

@@ -37,3 +37,11 @@ def _plain(value):
     if isinstance(value, float) and math.isinf(value) and value > 0:
         return "inf"
     return value
+
+
+def saved(value, default):
+    """A setting as a model file's ``settings`` recorded it, back in Python: ``null`` where the
+    default is a number is the schema's infinity (``"inf"`` on the way in)."""
+    if value is None and isinstance(default, float):
+        return math.inf
+    return value

@@ -12,7 +12,7 @@ from . import _native
 from ._base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, check_fitted
 from ._model import ModelMixin, as_native_model
 from ._results import parse_record, progress_hook
-from ._settings import defaults, settings_json
+from ._settings import defaults, saved, settings_json
 from ._validation import (
     check_binarize,
     check_choice,
@@ -397,7 +397,7 @@ class RBM(_RbmMixin, BaseEstimator):
                 if isinstance(value, float) and key in _OLD_NAMES:
                     # an older file's f32 settings read back at their shortest decimal
                     value = float(str(np.float32(value)))
-                setattr(est, name, value)
+                setattr(est, name, saved(value, _RBM.get(name)))
         if "-" in str(settings.get("algo", "")):
             est.algo = settings["algo"]  # an older file recorded the family only
         est.model_ = model
