@@ -275,15 +275,16 @@ def check_binarize(value):
     return value
 
 
-def check_number(name, value, *, low=None, integer=False, allow_none=False):
-    """Fails unless ``value`` is a (finite) number above ``low`` (inclusive)."""
+def check_number(name, value, *, low=None, integer=False, allow_none=False, allow_inf=False):
+    """Fails unless ``value`` is a number (finite unless ``allow_inf``: +inf where the setting
+    means "no bound") above ``low`` (inclusive)."""
     if value is None and allow_none:
         return None
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
         what = "an int" if integer else "a number"
         raise ValueError(f"{name} must be {what}, got {value!r}")
-    if not integer and not np.isfinite(value):
+    if not integer and not np.isfinite(value) and not (allow_inf and value == np.inf):
         raise ValueError(f"{name} must be finite, got {value!r}")
     if low is not None and value < low:
         raise ValueError(f"{name} must be >= {low}, got {value!r}")

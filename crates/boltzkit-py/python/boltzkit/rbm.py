@@ -163,7 +163,7 @@ class RBM(_RbmMixin, BaseEstimator):
         Shuffle the rows at each epoch.
     max_abs_param : float, default=10000.0
         The divergence guard: a parameter larger in magnitude (or not finite) stops training
-        with the last good model.
+        with the last good model; ``float("inf")`` keeps only the not-finite check.
     nu_mu : float, default=0.01
         Sliding factor of the visible offsets of the centered trainers (``cg``, ``csdcp``).
     nu_lambda : float, default=0.01
@@ -287,7 +287,7 @@ class RBM(_RbmMixin, BaseEstimator):
         check_number("momentum", self.momentum)
         check_number("weight_decay", self.weight_decay)
         check_number("weight_sd", self.weight_sd)
-        check_number("max_abs_param", self.max_abs_param)
+        check_number("max_abs_param", self.max_abs_param, allow_inf=True)
         check_number("nu_mu", self.nu_mu)
         check_number("nu_lambda", self.nu_lambda)
         check_number("divergence_tol", self.divergence_tol)

@@ -41,7 +41,7 @@ where
     F: FnOnce(&mut dyn Write) -> std::io::Result<()>,
 {
     let target = resolve_link(path);
-    regular_or_absent(&target).map_err(|e| Error::io(path, e))?;
+    regular_or_absent(&target).map_err(|e| Error::io(path, explain(e, &target)))?;
     remove_orphans(&target);
     let tmp = temp_path(&target);
     let result = (|| -> std::io::Result<()> {
