@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`data`] | [`data::Dataset`], readers (npy, csv/tsv, IDX, amat; gzip), writers, generators |
 //! | [`fit`] | the one fit shape: [`fit::Learner`] (checked settings that fit), [`fit::Fit`], [`fit::Run`] with [`fit::Observer`]s, [`fit::StopReason`] |
+//! | [`driver`] | the one loop driver of the step-by-step learners (FSLL, Frank-Wolfe): limits, interrupt, observers at their period |
 //! | [`fsll`] | the full-span log-linear model and its greedy MDL learner (Takabatake & Akaho) |
 //! | [`fvbm`] | fully visible Boltzmann machines: exact engine, Gibbs, MPLE (BSLM, GA, Newton), sandwich SEs, exact MLE |
 //! | [`rbm`] | restricted Boltzmann machines: model, block Gibbs, exact and AIS log Z, CD / PCD / S-DCP |
@@ -113,6 +114,7 @@ pub mod budget;
 pub mod classify;
 pub mod cpu;
 pub mod data;
+pub mod driver;
 pub mod error;
 pub mod estimate;
 pub mod fit;

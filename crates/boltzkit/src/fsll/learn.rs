@@ -17,6 +17,7 @@ use super::scan::{kl_change, scan_appends, Best};
 use super::transform::{backward, forward};
 use super::xor::{update_and_scan, XorUpdate};
 use crate::data::Dataset;
+use crate::driver::{drive, Stepper};
 use crate::error::{Error, Result};
 use crate::fit::{Count, Fit, Learner, Run};
 use crate::linalg::exp_normalize;
@@ -272,100 +273,37 @@ fn learn(
         })
         .sum();
 
-    let mut theta: BTreeMap<usize, f64> = BTreeMap::new();
+    let theta: BTreeMap<usize, f64> = BTreeMap::new();
     let mut theta_bar = vec![0.0; n];
     let mut p_table = vec![0.0; n];
     let exact = refresh(&layout, &theta, &emp, &mut p_table, &mut theta_bar);
     let initial_cost = exact.cost(&emp, 0.0);
-    let mut cost = initial_cost;
-    let mut max_cost_drift: f64 = 0.0;
-    let mut steps = Vec::new();
-    let mut pending: Option<(usize, f64, f64)> = None; // (y, δ, θ̄_y before)
-    let mut since_refresh = 0usize;
-    let mut stop = StopReason::MaxIterations;
-
-    for iteration in 0..params.max_iterations {
-        // 1. bring θ̄ up to date and scan the append candidates
-        let best_append = if since_refresh >= params.refresh_every {
-            since_refresh = 0; // θ already holds the pending change
-            let exact = refresh(&layout, &theta, &emp, &mut p_table, &mut theta_bar);
-            let penalty_sum: f64 = theta.keys().map(|&y| pen.at(y)).sum();
-            let exact_cost = exact.cost(&emp, penalty_sum);
-            max_cost_drift = max_cost_drift.max((exact_cost - cost).abs());
-            cost = exact_cost;
-            scan_appends(&theta_bar, &d_bar, &pen)
-        } else {
-            match (path, pending.take()) {
-                (TransformPath::Xor, Some((y, delta, tb_y))) => {
-                    update_and_scan(&mut theta_bar, &d_bar, &pen, XorUpdate::new(y, delta, tb_y))
-                }
-                (TransformPath::Full, Some((y, delta, _))) => {
-                    multiply_by_exp_phi(&layout, &mut p_table, y, delta);
-                    theta_bar.copy_from_slice(&p_table);
-                    forward(&layout, &mut theta_bar);
-                    scan_appends(&theta_bar, &d_bar, &pen)
-                }
-                _ => scan_appends(&theta_bar, &d_bar, &pen),
-            }
-        };
-
-        // 2. the adjust and remove candidates of the basis in use
-        let (kind, best) = best_candidate(best_append, &theta, &theta_bar, &d_bar, &pen);
-        let improves = best.delta < -params.epsilon;
-        if !improves {
-            stop = StopReason::Converged;
-            break;
-        }
-        if !best.delta.is_finite() {
-            return Err(Error::Numerical {
-                context: "FSLL learner".into(),
-                detail: format!("candidate {} has a non-finite change of cost", best.index),
-            });
-        }
-
-        // 3. apply it (Algorithm 1, line 10)
-        let y = best.index;
-        let t0 = theta_bar[y];
-        let old = theta.get(&y).copied().unwrap_or(0.0);
-        let new = match kind {
-            StepKind::Remove => 0.0,
-            _ => old + atanh(d_bar[y]) - atanh(t0),
-        };
-        if new == 0.0 {
-            theta.remove(&y);
-        } else {
-            theta.insert(y, new);
-        }
-        cost += best.delta;
-        pending = Some((y, new - old, t0));
-        since_refresh += 1;
-        let step = Step {
-            kind,
-            index: y,
-            delta: best.delta,
-            theta: new,
-        };
-        steps.push(step);
-        let mut progress = Progress {
-            iteration: iteration + 1,
-            cost,
-            n_basis: theta.len(),
-            step,
-        };
-        if iteration == 0 {
-            run.start(&mut progress)?;
-        }
-        if let Some(why) = run.observe_at(iteration + 1, &mut progress)? {
-            stop = why;
-            break;
-        }
-        if run.interrupted() {
-            stop = StopReason::Interrupted {
-                after: Count::iterations(iteration + 1),
-            };
-            break;
-        }
-    }
+    let mut search = Search {
+        params,
+        layout: &layout,
+        path,
+        emp: &emp,
+        pen: &pen,
+        d_bar: &d_bar,
+        theta,
+        theta_bar,
+        p_table,
+        cost: initial_cost,
+        max_cost_drift: 0.0,
+        steps: Vec::new(),
+        pending: None,
+        since_refresh: 0,
+    };
+    let stop = drive(&mut search, &mut run)?.stop;
+    let Search {
+        theta,
+        mut theta_bar,
+        mut p_table,
+        cost,
+        mut max_cost_drift,
+        steps,
+        ..
+    } = search;
 
     // Final exact figures.
     let exact = refresh(&layout, &theta, &emp, &mut p_table, &mut theta_bar);
@@ -396,6 +334,131 @@ fn learn(
         run.finish(&mut last, &record.stop)?;
     }
     Ok(Fit { model, record })
+}
+
+/// Algorithm 1 between iterations: the model `θ`, its duals `θ̄` (and `p_θ` on the full
+/// path), the tracked cost; one [`Stepper::step`] is one iteration, driven by [`drive`].
+struct Search<'a> {
+    params: &'a FsllParams,
+    layout: &'a Layout,
+    path: TransformPath,
+    emp: &'a Empirical,
+    pen: &'a Penalty,
+    d_bar: &'a [f64],
+    theta: BTreeMap<usize, f64>,
+    theta_bar: Vec<f64>,
+    p_table: Vec<f64>,
+    cost: f64,
+    max_cost_drift: f64,
+    steps: Vec<Step>,
+    /// The last step not yet carried into `θ̄`: (y, δ, θ̄_y before).
+    pending: Option<(usize, f64, f64)>,
+    since_refresh: usize,
+}
+
+impl Stepper for Search<'_> {
+    type Learner = CheckedFsllParams;
+
+    fn limit(&self) -> Option<StopReason> {
+        (self.steps.len() >= self.params.max_iterations).then_some(StopReason::MaxIterations)
+    }
+
+    fn done(&self) -> Count {
+        Count::iterations(self.steps.len())
+    }
+
+    /// One iteration: `θ̄` brought up to date, every candidate scanned, the best applied
+    /// (Algorithm 1, line 10); converged when the best improves the cost by less than `ε`.
+    fn step(&mut self) -> Result<Option<StopReason>> {
+        let (layout, emp, pen, d_bar) = (self.layout, self.emp, self.pen, self.d_bar);
+        // 1. bring θ̄ up to date and scan the append candidates
+        let best_append = if self.since_refresh >= self.params.refresh_every {
+            self.since_refresh = 0; // θ already holds the pending change
+            let exact = refresh(
+                layout,
+                &self.theta,
+                emp,
+                &mut self.p_table,
+                &mut self.theta_bar,
+            );
+            let penalty_sum: f64 = self.theta.keys().map(|&y| pen.at(y)).sum();
+            let exact_cost = exact.cost(emp, penalty_sum);
+            self.max_cost_drift = self.max_cost_drift.max((exact_cost - self.cost).abs());
+            self.cost = exact_cost;
+            scan_appends(&self.theta_bar, d_bar, pen)
+        } else {
+            match (self.path, self.pending.take()) {
+                (TransformPath::Xor, Some((y, delta, tb_y))) => update_and_scan(
+                    &mut self.theta_bar,
+                    d_bar,
+                    pen,
+                    XorUpdate::new(y, delta, tb_y),
+                ),
+                (TransformPath::Full, Some((y, delta, _))) => {
+                    multiply_by_exp_phi(layout, &mut self.p_table, y, delta);
+                    self.theta_bar.copy_from_slice(&self.p_table);
+                    forward(layout, &mut self.theta_bar);
+                    scan_appends(&self.theta_bar, d_bar, pen)
+                }
+                _ => scan_appends(&self.theta_bar, d_bar, pen),
+            }
+        };
+
+        // 2. the adjust and remove candidates of the basis in use
+        let (kind, best) = best_candidate(best_append, &self.theta, &self.theta_bar, d_bar, pen);
+        let improves = best.delta < -self.params.epsilon;
+        if !improves {
+            return Ok(Some(StopReason::Converged));
+        }
+        if !best.delta.is_finite() {
+            return Err(Error::Numerical {
+                context: "FSLL learner".into(),
+                detail: format!("candidate {} has a non-finite change of cost", best.index),
+            });
+        }
+
+        // 3. apply it (Algorithm 1, line 10)
+        let y = best.index;
+        let t0 = self.theta_bar[y];
+        let old = self.theta.get(&y).copied().unwrap_or(0.0);
+        let new = match kind {
+            StepKind::Remove => 0.0,
+            _ => old + atanh(d_bar[y]) - atanh(t0),
+        };
+        if new == 0.0 {
+            self.theta.remove(&y);
+        } else {
+            self.theta.insert(y, new);
+        }
+        self.cost += best.delta;
+        self.pending = Some((y, new - old, t0));
+        self.since_refresh += 1;
+        self.steps.push(Step {
+            kind,
+            index: y,
+            delta: best.delta,
+            theta: new,
+        });
+        Ok(None)
+    }
+
+    fn with_progress<R>(
+        &mut self,
+        f: impl for<'p> FnOnce(usize, &mut Progress) -> Result<R>,
+    ) -> Result<R> {
+        let step = *self
+            .steps
+            .last()
+            .ok_or_else(|| Error::Internal("FSLL progress before the first step".into()))?;
+        let iteration = self.steps.len();
+        let mut progress = Progress {
+            iteration,
+            cost: self.cost,
+            n_basis: self.theta.len(),
+            step,
+        };
+        f(iteration, &mut progress)
+    }
 }
 
 fn atanh(t: f64) -> f64 {

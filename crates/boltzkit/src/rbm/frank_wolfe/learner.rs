@@ -9,6 +9,7 @@ use super::sampler::FwSampler;
 use super::stops::{ObjectiveGuard, SizeSelection};
 use super::subproblem::{mean_softplus_of, BinaryRows, Subproblem};
 use crate::data::Dataset;
+use crate::driver::{drive, Stepper};
 use crate::error::{Error, Result};
 use crate::fit::{Count, Fit, Interrupt, Learner, Observer, Run, StopReason};
 use crate::linalg::softplus_f64;
@@ -497,91 +498,35 @@ impl<'d> FrankWolfe<'d> {
     }
 
     /// Runs iterations until `T` units (or early stopping, or the objective guard), evaluating
-    /// the size every `eval_every` units. See [`FwRecord`].
+    /// the size every `eval_every` units, driven by [`drive`] (as `Growth`). See [`FwRecord`].
     pub fn run(mut self) -> Result<FwFit> {
         let start = Instant::now();
         let p = self.params.clone();
-        let mut record = FwRecord {
-            iterations: Vec::new(),
-            evaluations: Vec::new(),
-            removed: 0,
-            selected_units: None,
-            mh_acceptance: None,
-            stop: StopReason::MaxUnits,
-            wall_s: 0.0,
-            selected: None,
+        let mut run = std::mem::take(&mut self.run);
+        let mut growth = Growth {
+            record: FwRecord {
+                iterations: Vec::new(),
+                evaluations: Vec::new(),
+                removed: 0,
+                selected_units: None,
+                mh_acceptance: None,
+                stop: StopReason::MaxUnits,
+                wall_s: 0.0,
+                selected: None,
+            },
+            last_eval_units: if self.fresh { 0 } else { self.model.n_units() },
+            selection: SizeSelection::new(&p),
+            guard: ObjectiveGuard::new(&p),
+            max_iter: self.iteration + 2 * p.max_units,
+            start,
+            pending: None,
+            fw: &mut self,
         };
-        let mut last_eval_units = if self.fresh { 0 } else { self.model.n_units() };
-        let mut selection = SizeSelection::new(&p);
-        let mut guard = ObjectiveGuard::new(&p);
-        let max_iter = self.iteration + 2 * p.max_units;
-        while self.model.n_units() < p.max_units || self.fresh {
-            if let Some(stop) = self.stop_before_step(max_iter) {
-                record.stop = stop;
-                break;
-            }
-            let mut rec = self.step()?;
-            rec.train_ll = self.guarded_log_likelihood()?;
-            let units = self.model.n_units();
-            let mut metrics = BTreeMap::new();
-            if let Some(ll) = rec.train_ll {
-                metrics.insert("train_ll".to_string(), ll);
-            }
-            let evaluation =
-                p.eval_every > 0 && units.is_multiple_of(p.eval_every) && units > last_eval_units;
-            let eval = if evaluation {
-                last_eval_units = units;
-                let e = self.evaluate(units)?;
-                if let Some(g) = e.gap {
-                    metrics.insert("gap".to_string(), g);
-                }
-                Some(e)
-            } else {
-                None
-            };
-            let wall_s = start.elapsed().as_secs_f64();
-            let first = record.iterations.is_empty();
-            let observer_stop = self.observe(&rec, evaluation, wall_s, &mut metrics, first)?;
-            let train_ll = rec.train_ll;
-            record.iterations.push(rec);
-            if let Some(mut e) = eval {
-                e.wall_s = wall_s;
-                e.metrics = metrics;
-                let gap = e.gap;
-                record.evaluations.push(e);
-                if let Some(stop) = selection.after_evaluation(gap, units, &self.model, &mut record)
-                {
-                    record.stop = stop;
-                    break;
-                }
-            }
-            if let Some((stop, best)) =
-                train_ll.and_then(|ll| guard.observe(units, ll, &self.model))
-            {
-                record.stop = stop;
-                self.model = best;
-                break;
-            }
-            if let Some(why) = observer_stop {
-                record.stop = why;
-                break;
-            }
-        }
+        let stop = drive(&mut growth, &mut run)?.stop;
+        let mut record = growth.record;
+        record.stop = stop;
+        self.run = run;
         self.finish(record, start)
-    }
-
-    /// The stop before another step: the iteration cap (`2 T` iterations past the start) or
-    /// an interrupt.
-    fn stop_before_step(&self, max_iter: usize) -> Option<StopReason> {
-        if self.iteration >= max_iter {
-            Some(StopReason::MaxIterations)
-        } else if self.run.interrupted() {
-            Some(StopReason::Interrupted {
-                after: Count::units(self.model.n_units()),
-            })
-        } else {
-            None
-        }
     }
 
     /// The size evaluation at `units`: the mean `ln p̃` of the training and validation rows
@@ -601,28 +546,6 @@ impl<'d> FrankWolfe<'d> {
             wall_s: 0.0,
             metrics: BTreeMap::new(),
         })
-    }
-
-    /// Shows the iteration `rec` to the observers (starting them at the `first`); their stop.
-    fn observe(
-        &mut self,
-        rec: &IterationRecord,
-        evaluation: bool,
-        wall_s: f64,
-        metrics: &mut BTreeMap<String, f64>,
-        first: bool,
-    ) -> Result<Option<StopReason>> {
-        let mut progress = FwProgress {
-            model: &self.model,
-            iteration: rec,
-            evaluation,
-            wall_s,
-            metrics,
-        };
-        if first {
-            self.run.start(&mut progress)?;
-        }
-        self.run.observe_at(rec.iteration, &mut progress)
     }
 
     /// The record's totals (units removed, MH acceptance, time), the observers finished.
@@ -649,6 +572,134 @@ impl<'d> FrankWolfe<'d> {
             model: self.model,
             record,
         })
+    }
+}
+
+/// One iteration's results, between its step and its observers.
+struct Pending {
+    rec: IterationRecord,
+    eval: Option<SizeEvaluation>,
+    metrics: BTreeMap<String, f64>,
+    wall_s: f64,
+}
+
+/// A [`FrankWolfe::run`] in progress, one iteration per [`Stepper::step`]: the record so far
+/// and the stopping rules ([`SizeSelection`], [`ObjectiveGuard`], the iteration cap).
+struct Growth<'f, 'd> {
+    fw: &'f mut FrankWolfe<'d>,
+    record: FwRecord,
+    last_eval_units: usize,
+    selection: SizeSelection,
+    guard: ObjectiveGuard,
+    /// The iteration cap: `2 T` iterations past the start.
+    max_iter: usize,
+    start: Instant,
+    pending: Option<Pending>,
+}
+
+impl Stepper for Growth<'_, '_> {
+    type Learner = CheckedFwParams;
+
+    /// `T` units (unless the random start is still to be replaced), then the iteration cap.
+    fn limit(&self) -> Option<StopReason> {
+        let fw = &*self.fw;
+        if fw.model.n_units() >= fw.params.max_units && !fw.fresh {
+            Some(StopReason::MaxUnits)
+        } else if fw.iteration >= self.max_iter {
+            Some(StopReason::MaxIterations)
+        } else {
+            None
+        }
+    }
+
+    fn done(&self) -> Count {
+        Count::units(self.fw.model.n_units())
+    }
+
+    /// One iteration, the guard's exact log-likelihood and, every `eval_every` units, the size
+    /// evaluation.
+    fn step(&mut self) -> Result<Option<StopReason>> {
+        let fw = &mut *self.fw;
+        let mut rec = fw.step()?;
+        rec.train_ll = fw.guarded_log_likelihood()?;
+        let units = fw.model.n_units();
+        let mut metrics = BTreeMap::new();
+        if let Some(ll) = rec.train_ll {
+            metrics.insert("train_ll".to_string(), ll);
+        }
+        let every = fw.params.eval_every;
+        let eval = if every > 0 && units.is_multiple_of(every) && units > self.last_eval_units {
+            self.last_eval_units = units;
+            let e = fw.evaluate(units)?;
+            if let Some(g) = e.gap {
+                metrics.insert("gap".to_string(), g);
+            }
+            Some(e)
+        } else {
+            None
+        };
+        let wall_s = self.start.elapsed().as_secs_f64();
+        self.pending = Some(Pending {
+            rec,
+            eval,
+            metrics,
+            wall_s,
+        });
+        Ok(None)
+    }
+
+    fn with_progress<R>(
+        &mut self,
+        f: impl for<'p> FnOnce(usize, &mut FwProgress<'p>) -> Result<R>,
+    ) -> Result<R> {
+        let Some(s) = self.pending.as_mut() else {
+            return Err(Error::Internal("Frank-Wolfe progress before a step".into()));
+        };
+        let mut progress = FwProgress {
+            model: &self.fw.model,
+            iteration: &s.rec,
+            evaluation: s.eval.is_some(),
+            wall_s: s.wall_s,
+            metrics: &mut s.metrics,
+        };
+        f(s.rec.iteration, &mut progress)
+    }
+
+    /// The iteration recorded; at a size evaluation, the size selection by the gap; then the
+    /// objective guard (which puts back the best model it saw).
+    fn after_observers(&mut self) -> Result<Option<StopReason>> {
+        let Some(Pending {
+            rec,
+            eval,
+            metrics,
+            wall_s,
+        }) = self.pending.take()
+        else {
+            return Err(Error::Internal("Frank-Wolfe iteration not recorded".into()));
+        };
+        let units = self.fw.model.n_units();
+        let train_ll = rec.train_ll;
+        self.record.iterations.push(rec);
+        if let Some(mut e) = eval {
+            e.wall_s = wall_s;
+            e.metrics = metrics;
+            let gap = e.gap;
+            self.record.evaluations.push(e);
+            let fw = &*self.fw;
+            let stop = self
+                .selection
+                .after_evaluation(gap, units, &fw.model, &mut self.record);
+            if stop.is_some() {
+                return Ok(stop);
+            }
+        }
+        if let Some((stop, best)) =
+            train_ll.and_then(|ll| self.guard.observe(units, ll, &self.fw.model))
+        {
+            self.fw.model = best;
+            return Ok(Some(stop));
+        }
+        Ok(None)
     }
 }
 
