@@ -58,7 +58,9 @@ def interrupt_child(code, after_s, timeout_s):
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=timeout_s)
     finally:
-        child.kill()
+        if child.poll() is None:  # a child that did not stop in time: end it, reap it
+            child.kill()
+            child.communicate()
     assert child.returncode == 0, err
     return out, sent
 
@@ -111,3 +113,57 @@ def test_ctrl_c_stops_a_long_estimate(call):
     assert words[0] == "interrupted", out
     assert float(words[1]) - sent < 1.0, f"took {float(words[1]) - sent:.2f} s"
     assert lines[1].startswith("again "), out
+
+
+FVBM_CHILD = textwrap.dedent(
+    """
+    import time
+    import numpy as np
+    import boltzkit
+
+    # a random 60-unit FVBM's samples: a Newton step builds a 1,830² Hessian (seconds), and
+    # the existence LP after one gradient-ascent step takes seconds too
+    X = np.load({data!r})
+    est = {kind}
+    print("started", flush=True)
+    try:
+        est.fit(X)
+        print("finished", est.stop_reason_, flush=True)
+    except KeyboardInterrupt:
+        t = time.monotonic()
+        print("interrupted", t, est.stop_reason_, est.coef_.shape == (60, 60), flush=True)
+    """
+)
+
+FVBM_KINDS = {
+    "newton-step": "boltzkit.FVBM(algo='newton')",
+    # fails today: the separation LP (fvbm/separation.rs, potts-engine's) does not poll the
+    # interrupt, so the fit ends seconds after Ctrl-C; strict, so the hook's landing shows
+    "existence-lp": pytest.param(
+        "boltzkit.FVBM(algo='ga', max_iter=1)",
+        marks=pytest.mark.xfail(strict=True, reason="the separation LP ignores the interrupt"),
+    ),
+}
+
+
+@pytest.fixture
+def fvbm60(cli, tmp_path):
+    path = tmp_path / "f60.npy"
+    subprocess.run(
+        [cli, "gen", "fvbm", "--vars", "60", "--samples", "3000", "--seed", "1", "-q", "-o"]
+        + [str(path)],
+        check=True,
+    )
+    return str(path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
+@pytest.mark.parametrize("kind", FVBM_KINDS.values(), ids=FVBM_KINDS.keys())
+def test_ctrl_c_inside_a_long_fvbm_step_keeps_the_last_good_model(kind, fvbm60):
+    code = FVBM_CHILD.format(data=fvbm60, kind=kind)
+    # 5 s: an interrupt honoured ends the child at once (and the xfail costs no more)
+    out, sent = interrupt_child(code, after_s=1.0, timeout_s=5)
+    words = out.split()
+    assert words[0] == "interrupted", out
+    assert float(words[1]) - sent < 1.0, f"took {float(words[1]) - sent:.2f} s"
+    assert "interrupted after" in out and out.strip().endswith("True"), out

@@ -254,3 +254,51 @@ def test_a_corrupted_checkpoint_is_refused_with_its_path(cli, tmp_path):
     ck.write_bytes(bytes(raw))
     with pytest.raises(ValueError, match=r"ck.safetensors: .*no longer matches the checksum"):
         boltzkit.load(ck)
+
+
+def test_a_transposed_or_misshapen_w_is_refused_naming_the_file(tmp_path, binary_data):
+    # the CLI's model_files_and_widths_name_the_file_at_fault, through load() and fit(init=)
+    wt = _rbm_file(tmp_path / "wt.safetensors", np.zeros((2, 12)), np.zeros(12), np.zeros(2))
+    says = r"wt.safetensors: .*W is stored transposed; boltzkit's W is n_visible × n_hidden"
+    with pytest.raises(ValueError, match=says):
+        boltzkit.load(wt)
+    with pytest.raises(ValueError, match=says):
+        RBM(n_hidden=2, n_epochs=1).fit(binary_data, init=wt)
+    cube = _rbm_file(tmp_path / "w3.safetensors", np.zeros((12, 2, 1)), np.zeros(12), np.zeros(2))
+    with pytest.raises(ValueError, match=r"w3.safetensors: .*`W` should be 2-D"):
+        boltzkit.load(cube)
+    short = _rbm_file(tmp_path / "b.safetensors", np.zeros((12, 2)), np.zeros(11), np.zeros(2))
+    with pytest.raises(ValueError, match=r"b.safetensors: .*`b` should have shape \[12\]"):
+        boltzkit.load(short)
+
+
+def _two_modes(tmp_path):
+    """The CLI test's two modes behind a barrier (reliability_solvers.rs): 16 units all off or
+    all on, the all-on mode e⁶ times heavier; 50 rows, 25 near each mode."""
+    n, beta, delta = 16, 4.0, 6.0
+    path = _rbm_file(
+        tmp_path / "modes.safetensors",
+        np.full((n, 1), 2 * beta),
+        np.full(n, -beta),
+        [delta - n * beta],
+    )
+    r, j = np.arange(50)[:, None], np.arange(n)[None, :]
+    X = (r < 25).astype(np.uint8) ^ ((r * 7 + j * 3) % 20 == 0).astype(np.uint8)
+    return boltzkit.load(path), np.ascontiguousarray(X)
+
+
+def test_an_inversion_that_persists_warns_not_mixing_not_more_steps(tmp_path):
+    # RAISE stays about 2 nats above the exact figure as the steps double, forward AIS agrees
+    # with it: the warning says the chain is not mixing and what helps, never "more steps"
+    model, X = _two_modes(tmp_path)
+    exact = model.log_likelihood(X, method="exact").value
+    for steps in (400, 800):
+        with pytest.warns(boltzkit.BracketWarning) as caught:
+            b = model.log_likelihood(X, method="bracket", ais_steps=steps, random_state=1)
+        assert b.lower.value - exact > 1.0, (steps, b, exact)
+        assert abs(b.upper.value - exact) < 0.3 + 4 * b.upper.stderr, (steps, b, exact)
+        advice = str(caught[0].message)
+        assert advice.startswith("inverted"), advice
+        for says in ("not mixing", "method exact", "more chains or a tempered transition"):
+            assert says in advice, advice
+        assert "more steps needed" not in advice, advice
