@@ -369,7 +369,7 @@ def cli_cases():
         cli("fit summary to a closed stdout", "rbm fit --data {bas} -o {d}/m.safetensors",
             says=("stdout",), stdout="closed", made=("m.safetensors",)),
         # Ctrl-C
-        cli("ctrl-c rbm fit", "rbm fit --data {d}/modes.npy --hidden 16 --epochs 1000000",
+        cli("ctrl-c rbm fit", "rbm fit --data {d}/f60.npy --hidden 16 --epochs 1000000",
             expect="interrupt", sigint_after=2.0, made=("m.safetensors",)),
         cli("ctrl-c frank-wolfe", "rbm fit --algo frank-wolfe --data {d}/modes.npy "
             "--max-units 100000", expect="interrupt", sigint_after=2.0, made=("m.safetensors",)),
@@ -473,7 +473,7 @@ def py_cases():
        "\nassert m.stop_reason_.startswith('diverged'), m.stop_reason_\n"
        "assert any(issubclass(w.category, boltzkit.DivergenceWarning) for w in W)")
     for name, est, data, after in [
-        ("rbm fit", "boltzkit.RBM(n_hidden=16, n_epochs=10**6, random_state=0)", "modes.npy", 1.5),
+        ("rbm fit", "boltzkit.RBM(n_hidden=16, n_epochs=10**6, random_state=0)", "f60.npy", 1.5),
         ("fvbm newton step", "boltzkit.FVBM(algo='newton')", "f60.npy", 1.0),
         ("fvbm existence LP", "boltzkit.FVBM(algo='ga', max_iter=1)", "f60.npy", 1.5),
     ]:
