@@ -516,17 +516,11 @@ def snapshot(d, names):
 
 def run_case(case, cli, shared, env):
     d = tempfile.mkdtemp(prefix="sweep-")
-    mounts = []
     try:
         for n in os.listdir(shared):
             os.symlink(os.path.join(shared, n), os.path.join(d, n))
         if case.setup:
             case.setup(d)
-        mounts = [
-            os.path.join(d, m)
-            for m in ("full", "ro")
-            if os.path.ismount(os.path.join(d, m))
-        ]
         before = snapshot(d, case.keep)
         if case.argv is not None:
             argv = [cli] + [a.replace("{d}", d) for a in case.argv]
@@ -558,9 +552,10 @@ def run_case(case, cli, shared, env):
         took = time.monotonic() - (sent or start)
         stdout = stdout or ""
         return classify(case, child.returncode, stdout, stderr, took, d, before)
-    finally:
-        for m in mounts:
-            subprocess.run(["umount", "-l", m], check=False)
+    finally:  # a setup that failed half-way may have mounted already
+        for m in ("full", "ro"):
+            if os.path.ismount(os.path.join(d, m)):
+                subprocess.run(["umount", "-l", os.path.join(d, m)], check=False)
         shutil.rmtree(d, ignore_errors=True)
 
 
