@@ -22,7 +22,7 @@ use boltzkit::fit::{Control, Count, Interrupt, Learner, Run, StopReason};
 use boltzkit::fsll::{self, FsllParams};
 use boltzkit::fvbm::{pcd, FvbmParams};
 use boltzkit::provenance;
-use boltzkit::rbm::ais::AisSchedule;
+use boltzkit::rbm::eval_settings::EvalParams;
 use boltzkit::rbm::frank_wolfe::{CheckedFwParams, FwParams, FwProgress};
 use boltzkit::rbm::train::{
     AisLogLikelihood, CheckedRbmParams, ExactLogLikelihood, Progress, RbmParams,
@@ -149,7 +149,7 @@ pub fn default_settings(kind: &str) -> PyResult<String> {
     } else if kind == "potts" {
         boltzkit::settings::to_json(&boltzkit::potts::dca::pipeline_params())
     } else if kind == "eval" {
-        boltzkit::settings::to_json(&boltzkit::rbm::eval_settings::EvalParams::default())
+        boltzkit::settings::to_json(&EvalParams::default())
     } else if kind == "contacts" {
         boltzkit::settings::to_json(&boltzkit::potts::contacts::ContactParams::default())
     } else if let Some(algo) = kind.strip_prefix("fvbm-") {
@@ -230,13 +230,8 @@ pub fn fit_rbm(
                 )
             }
             "ais" => {
-                let obs = AisLogLikelihood::new(
-                    "train_ll",
-                    data.clone(),
-                    AisSchedule::linear(1000)?,
-                    100,
-                    derive_seed(seed, 3),
-                )?;
+                let eval = EvalParams::monitor(derive_seed(seed, 3));
+                let obs = AisLogLikelihood::from_eval("train_ll", data.clone(), &eval)?;
                 run = run.observe_every(obs, eval_every);
             }
             _ => {}
