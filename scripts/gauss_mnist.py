@@ -11,7 +11,9 @@ Subcommands (scripts/gauss_mnist_peer.sh runs them in order):
          epoch.
   ours   reads our boltzkit/rbm/v2 model file into the same .npz form.
   png    a grid of rows (samples .npy, in the standardized scale) as grayscale digits, or
-         with --filters a model .npz's weight filters (each hidden unit's column of W).
+         with --filters a model .npz's weight filters (each hidden unit's column of W);
+         with --means MODEL.npz each row's visible conditional mean E[v | h] at one draw
+         h ~ p(h | v) (the chain's next half-step without the Gaussian pixel noise).
   exact  the exact average log-likelihood of test rows under an .npz, by enumerating the
          2^H hidden states (H <= 22) and integrating the Gaussian layer in closed form.
 
@@ -199,7 +201,13 @@ def png(a):
         images = (w - lo) / np.maximum(hi - lo, 1e-12)
     else:
         scaling = np.load(a.scaling)
-        x = np.load(a.input)[: a.n]
+        x = np.load(a.input)[: a.n].astype(np.float64)
+        if a.means:
+            m = np.load(a.means)
+            rng = np.random.default_rng(a.seed)
+            p_h = 1.0 / (1.0 + np.exp(-(m["c"] + x @ m["W"])))
+            h = (rng.random(p_h.shape) < p_h).astype(np.float64)
+            x = m["s"] * (m["b"] + h @ m["W"].T)
         images = np.clip(x * scaling["sd"] + scaling["mean"], 0.0, 1.0)
     grid = tile(images, a.cols)
     plt.imsave(a.out, grid, cmap="gray", vmin=0.0, vmax=1.0)
@@ -236,6 +244,10 @@ def main():
     p.add_argument("--input", required=True, help="samples .npy, or a model .npz")
     p.add_argument("--scaling", help="prep's scaling.npz (samples)")
     p.add_argument("--filters", action="store_true")
+    p.add_argument(
+        "--means", help="a model .npz: show E[v | h], h ~ p(h | v) of each row"
+    )
+    p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", required=True)
     p.add_argument("-n", type=int, default=100)
     p.add_argument("--cols", type=int, default=10)

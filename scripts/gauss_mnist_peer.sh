@@ -33,10 +33,11 @@ echo "# hidden $hidden, epochs $epochs, rate $lr, batch $batch, CD-1, $n_train t
   --hidden "$hidden" --epochs "$epochs" --lr "$lr" --batch "$batch" --threads "$threads"
 
 # our training time: the fit's own learn_s (the loop, without reading the data or the final
-# exact log-likelihood of the training rows that rbm fit reports)
+# exact log-likelihood of the training rows that rbm fit reports; --no-standardize: prep
+# already standardized the rows both models see)
 "$bk" rbm fit --data "$work/train.npy" --visible-units gaussian --hidden-units bernoulli \
   --hidden "$hidden" --epochs "$epochs" --lr "$lr" --batch-size "$batch" --algo cd-1 \
-  --threads "$threads" --seed 1 -o "$work/ours.safetensors" --quiet --json \
+  --threads "$threads" --seed 1 -o "$work/ours.safetensors" --quiet --json --no-standardize \
   >"$work/ours_fit.json" ||
   echo "# our fit stopped early (the error above); its last good model is evaluated below"
 "$py" -c "import json, sys; r = json.load(open(sys.argv[1])); \

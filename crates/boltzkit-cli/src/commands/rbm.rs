@@ -24,6 +24,8 @@ pub struct RbmArgs {
     verb: RbmVerb,
 }
 
+// parsed once per process: the size of the largest verb's flags does not matter
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum RbmVerb {
     /// Train an RBM on 0/1 data (CD, PCD, CG, S-DCP, CS-DCP, pop-CD, PT)

@@ -5,7 +5,7 @@
 //! `rbm eval` and `rbm sample` of such models: `units_eval.rs`.
 
 use super::fit::FitArgs;
-use super::units_data::{read_source, sample_weights, state_rows, visible_layer};
+use super::units_data::{read_source, sample_weights, standardization, state_rows, visible_layer};
 use crate::exit::UsageError;
 use crate::guard;
 use crate::progress;
@@ -79,7 +79,9 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
         train: UnitTrainParams {
             train: rbm_params.train,
             l1_squared: a.units.l1_squared,
+            clip_norm: a.units.clip_norm,
         },
+        scaling: a.units.scaling(),
     };
     guard::model_files(
         &[Some(&a.data), a.units.weights.as_deref()],
@@ -91,19 +93,23 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     let layer = visible_layer(visible, q, &source)?;
     let rows = state_rows(&a.data, &layer, &source)?;
     let weights = sample_weights(a.units.weights.as_deref(), a.units.reweight, &source)?;
+    // Gaussian rows standardized (issue 34), the model written back in the data's units
+    let scaling = standardization(&params.scaling, &layer, &rows)?;
+    let z = scaling.as_ref().map(|s| s.apply(&rows));
+    let train_rows = z.as_deref().unwrap_or(&rows);
     let model = UnitRbm::init_from_data(
         layer,
         hidden,
         params.n_hidden,
-        &rows,
+        train_rows,
         params.weight_sd,
         boltzkit::rng::derive_seed(seed, 3),
     )?;
     let bar = progress::bar(params.train.train.epochs as u64, "epochs", a.common.quiet);
     let started = crate::report::started();
-    let fitted = train(
+    let mut fitted = train(
         model,
-        &rows,
+        train_rows,
         weights.as_deref(),
         &params.train,
         Some(&crate::interrupt::flag()),
@@ -113,6 +119,9 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
         },
     )?;
     bar.finish_and_clear();
+    if let Some(s) = &scaling {
+        fitted.model = s.to_data_units(&fitted.model)?;
+    }
     let learn_s = started.elapsed().as_secs_f64();
     let mut meta = BTreeMap::new();
     meta.insert(

@@ -7,7 +7,10 @@ use anyhow::Context;
 use boltzkit::data::{read_dataset, read_npy_f64, Dataset, ReadOptions};
 use boltzkit::potts::weights::{read_weights, sequence_weights};
 use boltzkit::potts::{read_alignment, AlignmentParams};
-use boltzkit::rbm::units::{Bernoulli, Categorical, Gaussian, UnitKind, Units, UNIT_RBM_FORMAT};
+use boltzkit::rbm::units::{
+    Bernoulli, Categorical, Gaussian, Standardization, StandardizeParams, UnitKind, Units,
+    UNIT_RBM_FORMAT,
+};
 use std::io::Read;
 use std::path::Path;
 
@@ -198,6 +201,22 @@ pub(super) fn state_rows(path: &Path, layer: &Units, source: &Source) -> anyhow:
         .check_states(&rows)
         .with_context(|| format!("{}", path.display()))?;
     Ok(rows)
+}
+
+/// The standardization of a Gaussian visible layer's rows when `p` asks for it (issue 34:
+/// on by default); none for other layers or with `--no-standardize`.
+pub(super) fn standardization(
+    p: &StandardizeParams,
+    layer: &Units,
+    rows: &[f32],
+) -> anyhow::Result<Option<Standardization>> {
+    if !p.standardize || layer.kind() != UnitKind::Gaussian {
+        return Ok(None);
+    }
+    Ok(Some(
+        Standardization::of(rows, layer.n_units(), p.sd_floor)
+            .context("standardizing the data (--no-standardize turns it off)")?,
+    ))
 }
 
 /// Sample weights: a file of one weight per row (`--weights`), or 1 / (the sequences at

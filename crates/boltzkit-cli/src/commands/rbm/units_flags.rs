@@ -3,7 +3,7 @@
 //! import each other (ARCHITECTURE.md, "Import rules").
 
 use crate::exit::UsageError;
-use boltzkit::rbm::units::{UnitKind, UnitTrainParams};
+use boltzkit::rbm::units::{StandardizeParams, UnitKind, UnitTrainParams};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -66,6 +66,18 @@ pub(super) struct UnitFlags {
     /// PGM's L1² penalty on each hidden unit's weights (unit types other than 0/1 only)
     #[arg(long, value_name = "X", default_value_t = UnitTrainParams::default().l1_squared)]
     pub(super) l1_squared: f64,
+    /// Clip each mini-batch gradient to this norm (Liao et al. 2022, for Gaussian layers;
+    /// 0: off; unit types other than 0/1 only)
+    #[arg(long, value_name = "X", default_value_t = UnitTrainParams::default().clip_norm)]
+    pub(super) clip_norm: f64,
+    /// Train gaussian visible units on the raw columns instead of standardized ones (the
+    /// default standardizes and writes the model back in the data's units)
+    #[arg(long)]
+    pub(super) no_standardize: bool,
+    /// Floor of each column's standard deviation when standardizing, as a fraction of the
+    /// largest column's
+    #[arg(long, value_name = "F", default_value_t = StandardizeParams::default().sd_floor)]
+    pub(super) sd_floor: f64,
     /// Sample weights, one per data row (.npy or text; unit types other than 0/1 only)
     #[arg(long, value_name = "FILE")]
     pub(super) weights: Option<PathBuf>,
@@ -88,12 +100,29 @@ impl UnitFlags {
         self.kinds() != (UnitKind::Bernoulli, UnitKind::Bernoulli)
     }
 
+    /// The standardization settings of the flags.
+    pub(super) fn scaling(&self) -> StandardizeParams {
+        StandardizeParams {
+            standardize: !self.no_standardize,
+            sd_floor: self.sd_floor,
+        }
+    }
+
     /// Refuses the unit-type settings on a binary run (they would be ignored).
     pub(super) fn refuse_on_binary(&self) -> anyhow::Result<()> {
         let given = [
             (
                 "--l1-squared",
                 self.l1_squared != UnitTrainParams::default().l1_squared,
+            ),
+            (
+                "--clip-norm",
+                self.clip_norm != UnitTrainParams::default().clip_norm,
+            ),
+            ("--no-standardize", self.no_standardize),
+            (
+                "--sd-floor",
+                self.sd_floor != StandardizeParams::default().sd_floor,
             ),
             ("--weights", self.weights.is_some()),
             ("--reweight", self.reweight.is_some()),

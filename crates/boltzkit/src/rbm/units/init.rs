@@ -8,6 +8,7 @@
 //! Gaussian means and variances inside the bounds. The hidden layer starts at its type's
 //! reference ([`default_layer`]) and `W ~ N(0, sd²)` (Sec. 4.1 of the S-DCP paper).
 
+use super::gaussian_fit::StandardizeParams;
 use super::layer::{UnitKind, Units};
 use super::model::UnitRbm;
 use super::train::UnitTrainParams;
@@ -33,6 +34,10 @@ pub struct UnitRbmParams {
     /// The trainer's settings (algorithm `cd-k` or `pcd-k`, L1², ...).
     #[serde(flatten)]
     pub train: UnitTrainParams,
+    /// Standardized data for a Gaussian visible layer (on by default; the model is written
+    /// in the data's units).
+    #[serde(flatten)]
+    pub scaling: StandardizeParams,
 }
 
 impl Default for UnitRbmParams {
@@ -43,6 +48,7 @@ impl Default for UnitRbmParams {
             n_hidden: 256,
             weight_sd: 0.01,
             train: UnitTrainParams::default(),
+            scaling: StandardizeParams::default(),
         }
     }
 }

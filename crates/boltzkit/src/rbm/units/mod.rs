@@ -19,6 +19,8 @@
 //! | `bernoulli` | [`Bernoulli`]: 0/1 units |
 //! | `categorical` | [`Categorical`]: Potts units, `q_i` states per site as one-hot blocks |
 //! | `gaussian` | [`Gaussian`]: real units with learned, bounded variances |
+//! | `gaussian_fit` | [`Standardization`] (Gaussian data standardized, the model written back in data units), [`clip_gradient`] |
+//! | `gibbs_langevin` | [`GibbsLangevin`]: Gibbs steps plus Metropolis-adjusted Langevin steps on `p(v)` (Liao et al. 2022) |
 //! | `relu` | [`Relu`]: non-negative real units (a truncated Gaussian) |
 //! | `drelu` | [`DRelu`]: double-sided ReLU (Tubiana, Cocco & Monasson 2019), PGM's gauge |
 //! | `bounded` | [`Bounded`]: the positive, bounded parameterization of variances |
@@ -38,6 +40,8 @@ mod couplings;
 mod drelu;
 mod file;
 mod gaussian;
+mod gaussian_fit;
+mod gibbs_langevin;
 mod init;
 mod layer;
 mod model;
@@ -62,6 +66,8 @@ pub use couplings::{effective_couplings, CouplingParams, EffectiveCouplings};
 pub use drelu::DRelu;
 pub use file::{load_unit_rbm, save_unit_rbm, UnitRbmFile, UNIT_RBM_FORMAT};
 pub use gaussian::{Gaussian, VARIANCE_BOUNDS};
+pub use gaussian_fit::{clip_gradient, Standardization, StandardizeParams};
+pub use gibbs_langevin::{GibbsLangevin, LangevinParams};
 pub use init::{default_layer, UnitRbmParams};
 pub use layer::{UnitKind, Units};
 pub use model::{UnitRbm, MAX_ENUM_STATES};

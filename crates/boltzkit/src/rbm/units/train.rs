@@ -38,6 +38,9 @@ pub struct UnitTrainParams {
     /// PGM's `l1b`: the penalty `λ/(2·width_v) Σ_μ (Σ_i |W_iμ|)²` on each hidden unit's
     /// weights (gradient `λ · mean_i |W_iμ| · sign W_iμ`, as PGM's Potts layers; default 0).
     pub l1_squared: f64,
+    /// Clip each mini-batch gradient (all parameters) to this Euclidean norm, as Liao et al.
+    /// (2022) do for Gaussian-Bernoulli RBMs ([`super::clip_gradient`]); 0 (default): off.
+    pub clip_norm: f64,
 }
 
 impl Default for UnitTrainParams {
@@ -45,6 +48,7 @@ impl Default for UnitTrainParams {
         UnitTrainParams {
             train: TrainParams::default(),
             l1_squared: 0.0,
+            clip_norm: 0.0,
         }
     }
 }
@@ -119,6 +123,12 @@ pub fn train(
             format!("{} is not a finite value ≥ 0", params.l1_squared),
         ));
     }
+    if !(params.clip_norm.is_finite() && params.clip_norm >= 0.0) {
+        return Err(Error::param(
+            "clip_norm",
+            format!("{} is not a finite value ≥ 0 (0: off)", params.clip_norm),
+        ));
+    }
     let wv = model.visible().width();
     if data.is_empty() || !data.len().is_multiple_of(wv) {
         return Err(Error::Shape {
@@ -180,6 +190,7 @@ pub fn train(
                 params.l1_squared,
                 total,
             );
+            super::clip_gradient(&mut g, params.clip_norm);
             let before = model.clone();
             sgd_step(&mut model, &g, &mut velocity, lr, f64::from(p.momentum))?;
             step += 1;
@@ -345,6 +356,7 @@ mod tests {
                     .algorithm(algorithm)
                     .seed(5),
                 l1_squared: 0.0,
+                clip_norm: 0.0,
             };
             let mut lls = Vec::new();
             let fit = train(start.clone(), &data, None, &params, None, |e, m| {
@@ -380,6 +392,7 @@ mod tests {
                     .algorithm(Algorithm::Pcd { k: 1 })
                     .seed(7),
                 l1_squared: l1,
+                clip_norm: 0.0,
             };
             train(start.clone(), &data, w, &params, None, |_, _| Ok(true))
                 .unwrap()
@@ -397,6 +410,7 @@ mod tests {
         let bad = UnitTrainParams {
             train: TrainParams::new().algorithm(Algorithm::Pt { replicas: 4, k: 1 }),
             l1_squared: 0.0,
+            clip_norm: 0.0,
         };
         let e = train(start.clone(), &data, None, &bad, None, |_, _| Ok(true)).unwrap_err();
         assert!(e.to_string().contains("cd-k or pcd-k"), "{e}");
