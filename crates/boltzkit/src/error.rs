@@ -11,8 +11,9 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// Everything that can go wrong in boltzkit.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// An operating-system error while reading or writing `path`.
-    #[error("{path}: {source}")]
+    /// An operating-system error while reading or writing `path` (in words, without Rust's
+    /// "(os error N)" suffix: see [`plain_io`]).
+    #[error("{path}: {}", plain_io(source))]
     Io {
         /// The file involved.
         path: PathBuf,
@@ -151,6 +152,17 @@ fn location(row: Option<usize>, column: Option<usize>) -> String {
     }
 }
 
+/// An I/O error's text without the "(os error N)" that the standard library appends to the
+/// operating system's own words ("No such file or directory (os error 2)" reads "No such
+/// file or directory").
+pub fn plain_io(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_string(),
+        _ => text,
+    }
+}
+
 impl Error {
     /// An [`Error::Io`] for `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
@@ -166,5 +178,20 @@ impl Error {
             field: field.into(),
             reason: reason.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod plain_io_tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_read_without_the_os_error_number() {
+        let e = Error::io("x.npy", std::io::Error::from_raw_os_error(2));
+        let text = e.to_string();
+        assert!(text.starts_with("x.npy: "), "{text}");
+        assert!(!text.contains("os error"), "{text}");
+        let custom = Error::io("y", std::io::Error::other("a message (of ours)"));
+        assert_eq!(custom.to_string(), "y: a message (of ours)");
     }
 }

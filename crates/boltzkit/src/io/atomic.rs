@@ -244,7 +244,7 @@ fn explain(e: std::io::Error, target: &Path) -> std::io::Error {
         }
         _ => return e,
     };
-    std::io::Error::new(e.kind(), format!("{why} ({e})"))
+    std::io::Error::new(e.kind(), why)
 }
 
 /// The file a symbolic link at `path` points to (so the write replaces it and keeps the

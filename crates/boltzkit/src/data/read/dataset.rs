@@ -26,6 +26,12 @@ const KNOWN: &str = ".npy, .csv, .tsv, .data, .amat, .txt or IDX (*-ubyte, *.idx
 
 /// The format of `path` from its name, and whether it is gzipped.
 fn detect(path: &Path) -> Result<(Format, bool)> {
+    if path.is_dir() {
+        return Err(Error::io(
+            path,
+            std::io::Error::other(format!("a directory, not a data file; expected {KNOWN}")),
+        ));
+    }
     let (stem, gz) = name_and_gz(path);
     let format = if stem.ends_with(".npy") {
         Format::Npy

@@ -563,3 +563,12 @@ fn real_caltech101_split1_test() {
     // README: test pixel mean 0.539 (1 = background).
     assert!((mean(&d) - 0.539).abs() < 1e-3, "mean {}", mean(&d));
 }
+
+#[test]
+fn a_directory_is_named_as_one_not_as_a_missing_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = read_dataset(dir.path(), &ReadOptions::default()).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("a directory, not a data file"), "{text}");
+    assert!(!text.contains("extension"), "{text}");
+}
