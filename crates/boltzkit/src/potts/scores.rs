@@ -235,6 +235,25 @@ pub fn write_couplings(
     crate::io::write_atomic(path, text.as_bytes())
 }
 
+/// Writes the score files asked for: plmc's couplings file at `couplings` (see
+/// [`write_couplings`]) and the L × L matrix at `matrix_file` (see [`write_matrix`]). The one
+/// writer of the CLI's `potts fit`, `potts scores` and `rbm couplings`.
+pub fn write_score_files(
+    matrix: &Array2<f64>,
+    positions: &[i64],
+    letters: Option<&[char]>,
+    couplings: Option<&Path>,
+    matrix_file: Option<&Path>,
+) -> Result<()> {
+    if let Some(path) = couplings {
+        write_couplings(path, matrix, positions, letters)?;
+    }
+    if let Some(path) = matrix_file {
+        write_matrix(path, matrix)?;
+    }
+    Ok(())
+}
+
 /// Reads a couplings file: plmc's / EVcouplings' `i A_i j A_j 0 score` lines, or `i j score`.
 pub fn read_couplings(path: &Path) -> Result<Vec<PairScore>> {
     let text = std::fs::read(path).map_err(|e| Error::io(path, e))?;

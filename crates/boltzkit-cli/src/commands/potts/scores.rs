@@ -5,7 +5,7 @@ use crate::args::CommonArgs;
 use crate::guard;
 use crate::report::Summary;
 use boltzkit::potts::dca::{scored_pairs, DcaInfo};
-use boltzkit::potts::scores::{write_couplings, write_matrix, PairScore, ScoreParams};
+use boltzkit::potts::scores::{write_score_files, PairScore, ScoreParams};
 use boltzkit::potts::Potts;
 use clap::Args;
 use serde::Serialize;
@@ -42,13 +42,45 @@ pub(super) fn write_scores(
     matrix: Option<&Path>,
 ) -> anyhow::Result<Vec<PairScore>> {
     let s = scored_pairs(model, info, &flags.params())?;
-    if let Some(path) = couplings {
-        write_couplings(path, &s.matrix, &s.positions, s.letters.as_deref())?;
-    }
-    if let Some(path) = matrix {
-        write_matrix(path, &s.matrix)?;
-    }
+    write_score_files(
+        &s.matrix,
+        &s.positions,
+        s.letters.as_deref(),
+        couplings,
+        matrix,
+    )?;
     Ok(s.pairs)
+}
+
+/// Where `potts scores` and `rbm couplings` write scores, and how they compute them.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ScoreFiles {
+    /// Where to write plmc's couplings file (`i A_i j A_j 0 score`)
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// Where to write the L × L score matrix (.npy, else text)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) matrix: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) scores: ScoreFlags,
+}
+
+impl ScoreFiles {
+    /// Fails (usage, exit 2) when neither file is asked for.
+    pub(crate) fn require_one(&self) -> anyhow::Result<()> {
+        if self.output.is_none() && self.matrix.is_none() {
+            return Err(crate::exit::UsageError::new(
+                "nothing to write: give -o COUPLINGS and/or --matrix FILE",
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The files asked for (for the input/output distinctness check).
+    pub(crate) fn paths(&self) -> [Option<&Path>; 2] {
+        [self.output.as_deref(), self.matrix.as_deref()]
+    }
 }
 
 #[derive(Debug, Args)]
@@ -56,14 +88,8 @@ pub(super) struct ScoresArgs {
     /// The model file (safetensors, boltzkit/potts/v1)
     #[arg(long, value_name = "FILE")]
     model: PathBuf,
-    /// Where to write plmc's couplings file (`i A_i j A_j 0 score`)
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// Where to write the L × L score matrix (.npy, else text)
-    #[arg(long, value_name = "FILE")]
-    matrix: Option<PathBuf>,
     #[command(flatten)]
-    scores: ScoreFlags,
+    files: ScoreFiles,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -82,23 +108,15 @@ struct ScoresSummary<'a> {
 impl ScoresArgs {
     pub(super) fn run(self) -> anyhow::Result<()> {
         self.common.init_threads()?;
-        if self.output.is_none() && self.matrix.is_none() {
-            return Err(crate::exit::UsageError::new(
-                "nothing to write: give -o COUPLINGS and/or --matrix FILE",
-            )
-            .into());
-        }
-        guard::distinct_files(
-            &[Some(&self.model)],
-            &[self.output.as_deref(), self.matrix.as_deref()],
-        )?;
+        self.files.require_one()?;
+        guard::distinct_files(&[Some(&self.model)], &self.files.paths())?;
         let (model, info) = load_model(&self.model)?;
         let pairs = write_scores(
             &model,
             info.as_ref(),
-            &self.scores,
-            self.output.as_deref(),
-            self.matrix.as_deref(),
+            &self.files.scores,
+            self.files.output.as_deref(),
+            self.files.matrix.as_deref(),
         )?;
         let top = pairs
             .iter()
@@ -108,10 +126,10 @@ impl ScoresArgs {
             model: &self.model,
             sites: model.n_sites(),
             pairs: pairs.len(),
-            apc: !self.scores.no_apc,
+            apc: !self.files.scores.no_apc,
             top_pair: top,
-            output: self.output.as_deref(),
-            matrix: self.matrix.as_deref(),
+            output: self.files.output.as_deref(),
+            matrix: self.files.matrix.as_deref(),
         };
         Summary::new("potts scores", None)
             .extend(&summary)?

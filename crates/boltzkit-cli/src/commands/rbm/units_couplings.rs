@@ -6,11 +6,11 @@
 use super::units_data::{is_alignment, sample_weights, state_rows, Source};
 use super::units_flags::UnitEvalFlags;
 use crate::args::CommonArgs;
-use crate::commands::potts::scores::ScoreFlags;
+use crate::commands::potts::scores::ScoreFiles;
 use crate::guard;
 use crate::report::Summary;
 use boltzkit::data::{read_dataset, ReadOptions};
-use boltzkit::potts::scores::{write_couplings, write_matrix};
+use boltzkit::potts::scores::write_score_files;
 use boltzkit::potts::{read_alignment, AlignmentParams};
 use boltzkit::rbm::units::{effective_couplings, load_unit_rbm, CouplingParams};
 use clap::Args;
@@ -32,14 +32,8 @@ pub(super) struct CouplingsArgs {
     /// row exactly (rows × q² terms per pair and hidden unit)
     #[arg(long, value_name = "N", default_value_t = CouplingParams::default().bins)]
     bins: usize,
-    /// Where to write plmc's couplings file (`i A_i j A_j 0 score`)
-    #[arg(short, long, value_name = "FILE")]
-    output: PathBuf,
-    /// Where to write the L × L score matrix (.npy, else text)
-    #[arg(long, value_name = "FILE")]
-    matrix: Option<PathBuf>,
     #[command(flatten)]
-    scores: ScoreFlags,
+    files: ScoreFiles,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -53,7 +47,7 @@ struct CouplingsSummary<'a> {
     hidden: usize,
     weighted: bool,
     bins: usize,
-    output: &'a Path,
+    output: Option<&'a Path>,
     /// The best-scored pair `(i, j, score)`.
     top_pair: (i64, i64, f64),
 }
@@ -91,10 +85,8 @@ impl CouplingsArgs {
     /// Loads the model and the rows, computes the couplings and their scores, writes them.
     pub(super) fn run(self) -> anyhow::Result<()> {
         self.common.init_threads()?;
-        guard::distinct_files(
-            &[Some(&self.model), Some(&self.data)],
-            &[Some(&self.output), self.matrix.as_deref()],
-        )?;
+        self.files.require_one()?;
+        guard::distinct_files(&[Some(&self.model), Some(&self.data)], &self.files.paths())?;
         let model = load_unit_rbm(&self.model)?.model;
         let sites = read_sites(&self.data)?;
         let rows = state_rows(&self.data, model.visible(), &sites.source)?;
@@ -105,16 +97,10 @@ impl CouplingsArgs {
         )?;
         let params = CouplingParams { bins: self.bins };
         let couplings = effective_couplings(&model, &rows, weights.as_deref(), &params)?;
-        let matrix = couplings.scores(sites.gap, &self.scores.params())?;
-        write_couplings(
-            &self.output,
-            &matrix,
-            &sites.positions,
-            sites.letters.as_deref(),
-        )?;
-        if let Some(path) = &self.matrix {
-            write_matrix(path, &matrix)?;
-        }
+        let matrix = couplings.scores(sites.gap, &self.files.scores.params())?;
+        let [output, matrix_file] = self.files.paths();
+        let letters = sites.letters.as_deref();
+        write_score_files(&matrix, &sites.positions, letters, output, matrix_file)?;
         let l = matrix.nrows();
         let (ti, tj) = (0..l)
             .flat_map(|i| (i + 1..l).map(move |j| (i, j)))
@@ -128,7 +114,7 @@ impl CouplingsArgs {
             hidden: model.hidden().n_units(),
             weighted: weights.is_some(),
             bins: self.bins,
-            output: &self.output,
+            output: self.files.output.as_deref(),
             top_pair: (sites.positions[ti], sites.positions[tj], matrix[(ti, tj)]),
         };
         Summary::new("rbm couplings", None)
