@@ -101,8 +101,111 @@ fn every_bad_alignment_exits_2_with_one_line_and_writes_nothing() {
             false,
         ),
     ];
+    refused_with_nothing_written(dir.path(), cases);
+}
+
+#[test]
+fn bad_stockholm_and_a2m_alignments_exit_2_with_one_line_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    macro_rules! sto {
+        ($body:literal) => {
+            concat!("# STOCKHOLM 1.0\n", $body).as_bytes()
+        };
+    }
+    let cases: &[BadCase] = &[
+        (
+            "ragged.sto",
+            sto!("a ACDE\nb ACD\n//\n"),
+            &[],
+            "expected 4 letters in every sequence",
+            true,
+        ),
+        (
+            "unknown.sto",
+            sto!("a ACDE\nb ACZE\n//\n"),
+            &[],
+            "found \"Z\" in sequence b",
+            true,
+        ),
+        (
+            "empty.sto",
+            sto!("//\n"),
+            &[],
+            "expected at least one sequence",
+            true,
+        ),
+        (
+            "dup.sto",
+            sto!("a ACDE\na ACDE\n//\n"),
+            &[],
+            "a second sequence named a",
+            true,
+        ),
+        (
+            "focus.sto",
+            sto!("a ACDE\nb ACDE\n//\n"),
+            &["--focus", "zz"],
+            "a sequence named zz",
+            true,
+        ),
+        (
+            "truncated.sto",
+            sto!("a ACDE\nb ACDE\n"),
+            &[],
+            "expected the end line '//'",
+            true,
+        ),
+        (
+            "ragged.a2m",
+            b">a\nACDE\n>b\nACDEf\n",
+            &[],
+            "expected 4 letters in every sequence",
+            true,
+        ),
+        (
+            "unknown.a2m",
+            b">a\nACDE\n>b\nAcZE\n",
+            &[],
+            "found \"Z\" in sequence b",
+            true,
+        ),
+        (
+            "empty.a2m",
+            b"\n",
+            &[],
+            "expected at least one sequence",
+            true,
+        ),
+        (
+            "dup.a2m",
+            b">a\nACDE\n>a\nAcDE\n",
+            &[],
+            "a second sequence named a",
+            true,
+        ),
+        (
+            "focus.a2m",
+            b">a\nACDE\n>b\nAcDE\n",
+            &["--focus", "zz"],
+            "a sequence named zz",
+            true,
+        ),
+        (
+            "lowerfocus.a2m",
+            b">a\nacde\n>b\nACDE\n",
+            &["--focus", "a"],
+            "the focus a has no uppercase letter",
+            true,
+        ),
+    ];
+    refused_with_nothing_written(dir.path(), cases);
+}
+
+/// Runs `potts fit` (and `potts weights` where the case says so) on each bad alignment:
+/// exit 2, one line on stderr naming the file and holding the message, no output file.
+fn refused_with_nothing_written(dir: &Path, cases: &[BadCase]) {
     for (name, text, extra, message, both) in cases {
-        let data = path(dir.path(), name);
+        let data = path(dir, name);
         std::fs::write(&data, text).unwrap();
         let verbs: &[&str] = if *both { &["fit", "weights"] } else { &["fit"] };
         for verb in verbs {
@@ -111,11 +214,11 @@ fn every_bad_alignment_exits_2_with_one_line_and_writes_nothing() {
             } else {
                 format!("{name}.out.txt")
             };
-            let output = path(dir.path(), &out_name);
+            let output = path(dir, &out_name);
             let mut cmd = boltzkit();
             cmd.args(["potts", verb, "--data", &data, "-o", &output]);
             if *verb == "fit" {
-                cmd.args(["--couplings", &path(dir.path(), &format!("{name}.c"))]);
+                cmd.args(["--couplings", &path(dir, &format!("{name}.c"))]);
             }
             let out = cmd.args(*extra).output().unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
@@ -132,7 +235,7 @@ fn every_bad_alignment_exits_2_with_one_line_and_writes_nothing() {
             );
         }
     }
-    let names: Vec<_> = std::fs::read_dir(dir.path())
+    let names: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.contains(".out") || n.ends_with(".c"))
