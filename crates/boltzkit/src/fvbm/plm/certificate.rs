@@ -11,7 +11,10 @@
 //! `σ² ≤ λ_min(AᵀA)`. For a recession direction, `z = AΔ ≥ 0` and
 //! `m‖z‖₂ ≤ m‖z‖₁ ≤ yᵀz = ρᵀΔ ≤ ‖ρ‖₂‖Δ‖₂ ≤ ‖ρ‖₂‖z‖₂ / σ`, so `mσ ≤ ‖ρ‖₂` (and `σ > 0`
 //! rules out `AΔ = 0`). Hence `‖ρ‖₂ < mσ` proves that no recession direction exists: the
-//! MPLE exists (and is unique). The rows of `A` are `±∂h_uj/∂θ`, and
+//! MPLE exists (and is unique). With `‖z‖₁ ≥ ‖z‖₂² / ‖z‖_∞` and `‖z‖_∞ ≤ ‖Δ‖₂ max_q ‖a_q‖₂`
+//! instead, `mσ² ≤ ‖ρ‖₂ max_q ‖a_q‖₂`, with `‖a_q‖₂ ≤ √(d + 1)`: the weaker demand when
+//! `‖ρ‖₂ / m > √(d + 1)`, so far from the optimum (a relative-gain stop) the bound still
+//! holds without a solve ([`bound_holds`] takes the better of the two). The rows of `A` are `±∂h_uj/∂θ`, and
 //! `AᵀA = Sᵀ(I_d ⊗ C₀)S` with `C₀ = X₁ᵀX₁` over the distinct rows ([`Design::second_moments`])
 //! and `S` the map from `θ` to `P = [M; bᵀ]`, which has `‖Sθ‖ ≥ ‖θ‖`; so
 //! `λ_min(AᵀA) ≥ λ_min(C₀)`, and `λ_min(C₀) > c` is proved by a Cholesky factor of
@@ -134,9 +137,12 @@ pub(crate) fn check(
 /// The bound of the module's doc at corrected weights `w` with `‖ρ‖₂ = rho`: for a
 /// threshold `τ = 2^−i`, drop the pairs with `y_q < τ` (at most `k_i` per unit, each
 /// lowering `λ_min` of its unit's block of `AᵀA` by at most `‖x̃_u‖² ≤ d + 1`), so that
-/// `τ‖z‖₂` over the rest is at most `yᵀz`: no recession direction if
-/// `λ_min(C₀) > k_i (d + 1) + (2‖ρ‖₂ / τ)²` (a factor 2 for round-off in `ρ` and `y`), tried
-/// at the `i` with the smallest right side. Needs every `y_q ≥ 0`.
+/// `τ‖z‖₁` over the rest is at most `yᵀz`: no recession direction if
+/// `λ_min(C₀) > k_i (d + 1) + (2‖ρ‖₂ / τ)²` (with `‖z‖₁ ≥ ‖z‖₂`; a factor 2 for round-off in
+/// `ρ` and `y`) or `λ_min(C₀) > k_i (d + 1) + 2√(d + 1)‖ρ‖₂ / τ` (with
+/// `‖z‖₁ ≥ ‖z‖₂² / ‖z‖_∞` and `‖z‖_∞ ≤ max_q ‖a_q‖₂ ‖Δ‖₂ ≤ √(d + 1)‖Δ‖₂`: far weaker a demand
+/// when `‖ρ‖₂ / τ` is large, as at a fit stopped by the relative-gain rule), tried at the `i`
+/// with the smallest right side ([`bound_need`]). Needs every `y_q ≥ 0`.
 fn bound_holds(
     moments: &[f64],
     w: &Weights,
@@ -151,9 +157,16 @@ fn bound_holds(
         .most_below()
         .iter()
         .enumerate()
-        .map(|(i, &k)| k as f64 * e as f64 + (2.0 * rho * 2f64.powi(i as i32)).powi(2))
+        .map(|(i, &k)| k as f64 * e as f64 + bound_need(rho * 2f64.powi(i as i32), e))
         .fold(f64::INFINITY, f64::min);
     eigenvalues_exceed(moments, e, need, interrupt)
+}
+
+/// What `λ_min(C₀)` must exceed beyond the dropped pairs' share, for `‖ρ‖₂ / τ = r` on
+/// `e = d + 1` columns: the smaller of the two sufficient conditions of [`bound_holds`],
+/// `(2r)²` by `‖z‖₁ ≥ ‖z‖₂` and `2r·√e` by `‖z‖₁ ≥ ‖z‖₂² / ‖z‖_∞` (`‖z‖_∞ ≤ √e·‖Δ‖₂`).
+fn bound_need(r: f64, e: usize) -> f64 {
+    (2.0 * r).powi(2).min(2.0 * r * (e as f64).sqrt())
 }
 
 /// The record of a certificate that holds.
