@@ -307,3 +307,69 @@ fn repro_fsll_bm_rows() {
         .unwrap()
         .contains("| Ising5x4L | BM-PCD |"));
 }
+
+/// Writes `rows` pseudo-random 0/1 rows of `d` columns as a CSV file in `dir`.
+fn wide_csv(dir: &Path, d: usize, rows: usize) -> String {
+    let file = path(dir, "wide.csv");
+    let mut state = 0x9e37_79b9_u64;
+    let text: String = (0..rows)
+        .map(|_| {
+            let row: Vec<&str> = (0..d)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    if state >> 63 == 1 {
+                        "1"
+                    } else {
+                        "0"
+                    }
+                })
+                .collect();
+            row.join(",") + "\n"
+        })
+        .collect();
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+/// `fvbm fit` on `data` with `args` and `memory` bytes available: exit 2, one line naming
+/// the memory and time estimates, nothing written to `-o`.
+fn refused(data: &str, args: &[&str], memory: &str, model: &str) -> String {
+    let mut all = vec!["fvbm", "fit", "--data", data, "-o", model];
+    all.extend_from_slice(args);
+    let out = boltzkit()
+        .env("BOLTZKIT_MEMORY_AVAILABLE", memory)
+        .args(&all)
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("of memory and about"), "{err}");
+    assert!(err.contains("--algo plm"), "{err}");
+    assert!(!Path::new(model).exists(), "{err}");
+    err
+}
+
+#[test]
+fn newton_and_the_dense_existence_check_refuse_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = path(dir.path(), "m.safetensors");
+    // d = 200: Newton's 20,100 × 20,100 Hessian (6.5 GB) takes hours to factor 10 times
+    let wide = wide_csv(dir.path(), 200, 20);
+    let err = refused(&wide, &["--algo", "newton"], "1000000000000", &model);
+    assert!(err.contains("Newton") && err.contains("hours"), "{err}");
+    // d = 60 with 1 MB available: its Hessian (54 MB) does not fit
+    let narrow = wide_csv(dir.path(), 60, 20);
+    let err = refused(&narrow, &["--algo", "newton"], "1000000", &model);
+    assert!(err.contains("Newton") && err.contains("MiB"), "{err}");
+    // BSLM's dense existence check at d = 200 in 1 GB; without the check it runs
+    let err = refused(&wide, &["--algo", "bslm"], "1000000000", &model);
+    assert!(err.contains("existence check") && err.contains("--no-existence-check"));
+    boltzkit()
+        .env("BOLTZKIT_MEMORY_AVAILABLE", "1000000000")
+        .args(["fvbm", "fit", "--data", &wide, "--algo", "bslm"])
+        .args(["--no-existence-check", "--max-iterations", "1", "-q"])
+        .assert()
+        .success();
+}

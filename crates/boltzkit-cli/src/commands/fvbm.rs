@@ -520,6 +520,8 @@ impl FitArgs {
             self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2)),
         )?;
         let d = data.n_vars();
+        // Newton and the dense existence check: memory and time, with the solver that scales
+        params.check_size(d, data.n_samples())?;
         guard::memory(
             &format!("fvbm fit --algo {} on {d} variables", params.algo()),
             fit_memory(&params, d as u64, data.n_samples() as u64),

@@ -14,7 +14,7 @@ use super::pseudo::{self, PlData};
 use super::separation::{self, runaway, Existence, Runaway, Snapshot};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::fit::{Count, Fit, Learner, Run};
+use crate::fit::{Count, Fit, Interrupt, Learner, Run};
 use std::time::Instant;
 
 /// Relative changes of the objective below this are round-off: they count as no change.
@@ -403,6 +403,9 @@ pub(crate) fn drive(
     run: &mut dyn Hooks,
 ) -> Result<FvbmFit> {
     let d = data.d();
+    if params.l2 == 0.0 && params.check_existence {
+        separation::check_size(d, data.n_distinct())?;
+    }
     let n = data.n_samples() as f64;
     let conv = params.convention;
     let mut path = Path::new(solver.theta(), solver.objective());
@@ -459,7 +462,8 @@ pub(crate) fn drive(
         objective,
         final_gradient,
     };
-    let existence = |m: &Fvbm| separation::check_at(data, m).map(Ok);
+    let interrupt = run.interrupt_flag();
+    let existence = |m: &Fvbm| separation::check_at(data, m, interrupt.as_ref()).map(Ok);
     let violation = |dir: &[f64]| separation::recession_violation(data, dir);
     conclude(path, ending, data, params, run, &existence, &violation)
 }
@@ -538,19 +542,33 @@ pub(crate) fn conclude(
         params.l2,
         violation,
     )?;
-    // Not after an interrupt: the user asked to stop, and the LP can take minutes.
+    // Not after an interrupt: the user asked to stop, and the LP can take minutes. An
+    // interrupt during the check ends it within a second: the fitted model is kept, the
+    // existence left undecided, and the run counts as interrupted.
+    let mut stop = stop;
     let interrupted = matches!(stop, StopReason::Interrupted { .. });
     let mut warnings = Vec::new();
     let existence = if params.l2 == 0.0 && params.check_existence && !interrupted {
-        match existence_check(&model)? {
-            Ok(e) => Some(e),
-            Err(why) => {
+        match existence_check(&model) {
+            Ok(Ok(e)) => Some(e),
+            Ok(Err(why)) => {
                 warnings.push(format!(
                     "whether the maximum pseudo-likelihood estimate exists was not decided: \
                      {why}; an L2 penalty λ > 0 (`--l2 λ`) makes it exist always"
                 ));
                 None
             }
+            Err(Error::Interrupted { what }) => {
+                warnings.push(format!(
+                    "{what} was interrupted: whether the maximum pseudo-likelihood estimate \
+                     exists was not decided"
+                ));
+                stop = StopReason::Interrupted {
+                    after: Count::iterations(iterations),
+                };
+                None
+            }
+            Err(e) => return Err(e),
         }
     } else {
         None
@@ -623,6 +641,8 @@ pub(crate) trait Hooks {
     fn observe(&mut self, progress: &mut Progress) -> Result<Option<StopReason>>;
     /// Whether an interrupt was asked for.
     fn interrupted(&self) -> bool;
+    /// The interrupt flag, for the checks after the fit (the existence certificate and LP).
+    fn interrupt_flag(&self) -> Option<Interrupt>;
     /// Every observer's `finish`.
     fn finish(&mut self, progress: &mut Progress, stop: &StopReason) -> Result<()>;
 }
@@ -637,6 +657,10 @@ impl<L: for<'p> Learner<Progress<'p> = Progress> + ?Sized> Hooks for Run<'_, L> 
 
     fn interrupted(&self) -> bool {
         Run::interrupted(self)
+    }
+
+    fn interrupt_flag(&self) -> Option<Interrupt> {
+        Run::interrupt_flag(self).cloned()
     }
 
     fn finish(&mut self, progress: &mut Progress, stop: &StopReason) -> Result<()> {

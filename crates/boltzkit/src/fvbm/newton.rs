@@ -8,12 +8,14 @@
 //! so each trial point costs `O(n d)`. The stopping rule is BSLM's: stop when `F` gains less
 //! than `τ` in an iteration.
 
-use super::dense::{cholesky_solve, cholesky_until};
+use super::dense::{cholesky_solve, cholesky_until, refuse_dense};
 use super::model::{n_params, Fvbm};
 use super::mple::{
     drive, prepare, Algorithm, FvbmFit, MpleParams, MpleRecord, Progress, Solver, Step,
 };
-use super::pseudo::{fields, gradient_from_fields, hessian_until, log_pl_from_fields, PlData};
+use super::pseudo::{
+    fields, gradient_from_fields, hessian_memory, hessian_until, log_pl_from_fields, PlData,
+};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::fit::{Interrupt, Learner, Run};
@@ -53,7 +55,38 @@ impl CheckedNewtonParams {
     }
 }
 
+/// Newton steps assumed by [`NewtonParams::check_size`]'s time estimate: fits from zero take
+/// 5 to 10 on the paper's sizes.
+pub const TYPICAL_STEPS: u64 = 10;
+
+/// Multiply-adds of one Newton step on `rows` distinct rows of `d` units: the Hessian's
+/// per-unit Gram sums (`rows·d³/2`) and its Cholesky factor (`p³/6`, `p = d(d+1)/2`).
+pub fn step_work(d: u64, rows: u64) -> f64 {
+    let (d, p) = (d as f64, n_params(d as usize) as f64);
+    rows as f64 * d.powi(3) / 2.0 + p.powi(3) / 6.0
+}
+
 impl NewtonParams {
+    /// Refuses up front a fit on `rows` distinct rows (at most the samples) of `d` units that
+    /// would not fit in memory (the dense Hessian, [`hessian_memory`]) or not end within an
+    /// hour ([`TYPICAL_STEPS`] steps of [`step_work`]), with both estimates and the solver
+    /// that scales: [`Error::TooLarge`]. [`Learner::fit`] calls it before any work.
+    pub fn check_size(d: usize, rows: usize) -> Result<()> {
+        let (d64, rows64) = (d as u64, rows as u64);
+        let step = step_work(d64, rows64);
+        refuse_dense(
+            &format!(
+                "the Newton solver (`--algo newton`) on {d} variables ({} parameters)",
+                n_params(d)
+            ),
+            hessian_memory(d64),
+            TYPICAL_STEPS as f64 * step,
+            &format!("its dense Hessian; {TYPICAL_STEPS} steps of {step:.1e}"),
+            "the L-BFGS solver `--algo plm` (Python algo=\"plm\") fits this size in \
+             O(n·d + d²) memory and O(n·d²) work per iteration",
+        )
+    }
+
     /// Checks every setting (the error names the field at fault) and returns the learner.
     pub fn check(&self) -> Result<CheckedNewtonParams> {
         if !(self.armijo > 0.0 && self.armijo < 1.0) {
@@ -90,6 +123,7 @@ impl Learner for CheckedNewtonParams {
     fn fit_with(&self, data: &Dataset, mut run: Run<'_, Self>) -> Result<FvbmFit> {
         let start = Instant::now();
         let params = &self.0;
+        NewtonParams::check_size(data.n_vars(), data.n_samples())?;
         let (pl, init) = prepare(data, &params.mple)?;
         let mut solver = NewtonSolver::new(&pl, &init, params, run.interrupt_flag().cloned())?;
         drive(
@@ -249,6 +283,23 @@ mod tests {
     use super::*;
     use crate::fit::Count;
     use crate::rng::rng_from_seed;
+
+    #[test]
+    fn sizes_that_would_not_fit_or_end_are_refused_before_any_work() {
+        assert!(NewtonParams::check_size(30, 20_000).is_ok());
+        // d = 200: 10 factors of a 20,100 × 20,100 Hessian, 1.4e13 multiply-adds
+        let err = NewtonParams::check_size(200, 20).unwrap_err();
+        assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("hours") && text.contains("--algo plm"),
+            "{text}"
+        );
+        // the learner refuses before reading the data's fields
+        let data = crate::data::Dataset::binary(ndarray::Array2::<u8>::zeros((3, 200))).unwrap();
+        let fit = NewtonParams::default().check().unwrap().fit(&data);
+        assert!(matches!(fit, Err(Error::TooLarge { .. })));
+    }
 
     /// An interrupt set before the fit stops it inside the first step (the Hessian polls it):
     /// the starting model is kept, the stop says interrupted after 0 iterations, and no

@@ -265,9 +265,12 @@ impl Learner for CheckedPlmParams {
             final_gradient: result.grad_max,
         };
         let existence = |model: &Fvbm| -> Result<std::result::Result<_, String>> {
-            match certificate::check(&design, &model.theta(), pl.n_distinct(), None)? {
+            let stop = interrupt.as_ref();
+            match certificate::check(&design, &model.theta(), pl.n_distinct(), stop)? {
                 Ok(e) => Ok(Ok(e)),
-                Err(_) if n_params(pl.d()) <= LP_MAX_PARAMS => separation::check(&pl).map(Ok),
+                Err(_) if n_params(pl.d()) <= LP_MAX_PARAMS => {
+                    separation::check_until(&pl, stop).map(Ok)
+                }
                 Err(why) => Ok(Err(format!(
                     "{why}, and the separation LP on {} parameters would take too long",
                     n_params(pl.d())

@@ -65,12 +65,15 @@
 //! makes the objective strongly concave and coercive, so its maximizer always exists.
 
 use super::convention::Convention;
-use super::dense::{cholesky, cholesky_solve};
+use super::dense::{cholesky_solve, cholesky_until, refuse_dense};
 use super::model::{n_params, Fvbm};
-use super::pseudo::{fields, gradient_from_fields, hessian_from_fields, partner_index, PlData};
+use super::pseudo::{
+    fields, gradient_from_fields, hessian_memory, hessian_until, partner_index, PlData,
+};
 use crate::error::{Error, Result};
-use microlp::{ComparisonOp, OptimizationDirection, Problem};
-use std::time::Instant;
+use crate::fit::Interrupt;
+use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, SolveOutcome};
+use std::time::{Duration, Instant};
 
 /// Smallest drift (max-norm since an earlier iterate, in spin units) that counts as
 /// running away.
@@ -162,14 +165,22 @@ impl Existence {
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
 pub fn check(data: &PlData) -> Result<Existence> {
-    solve_lp(data, data.d() * data.n_distinct() <= ALL_AT_ONCE)
+    check_until(data, None)
+}
+
+/// [`check`], stopped with [`Error::Interrupted`] within [`LP_SLICE`] of simplex work (or
+/// one pass over the pairs) once `interrupt` is set.
+pub fn check_until(data: &PlData, interrupt: Option<&Interrupt>) -> Result<Existence> {
+    solve_lp(data, data.d() * data.n_distinct() <= ALL_AT_ONCE, interrupt)
 }
 
 /// Decides whether the MPLE exists, first by Stiemke's certificate at the fitted `model` (see
-/// the module documentation), then, when that does not settle it, by [`check`].
-pub fn check_at(data: &PlData, model: &Fvbm) -> Result<Existence> {
+/// the module documentation), then, when that does not settle it, by [`check`]; stopped with
+/// [`Error::Interrupted`] within a second or so once `interrupt` is set (polled in the
+/// Hessian's rows, the factor's columns and between the LP's slices).
+pub fn check_at(data: &PlData, model: &Fvbm, interrupt: Option<&Interrupt>) -> Result<Existence> {
     let start = Instant::now();
-    if stiemke_margin(data, model)?.is_some_and(|m| m > CERTIFICATE_MARGIN) {
+    if stiemke_margin(data, model, interrupt)?.is_some_and(|m| m > CERTIFICATE_MARGIN) {
         return Ok(Existence {
             separation: None,
             pairs: data.d() * data.n_distinct(),
@@ -179,28 +190,68 @@ pub fn check_at(data: &PlData, model: &Fvbm) -> Result<Existence> {
             seconds: start.elapsed().as_secs_f64(),
         });
     }
-    let mut e = check(data)?;
+    let mut e = check_until(data, interrupt)?;
     e.seconds = start.elapsed().as_secs_f64();
     Ok(e)
 }
+
+/// Refuses up front [`check_at`] on `rows` distinct rows (at most the samples) of `d` units
+/// when its dense Stiemke certificate (the `p × p` Gram matrix, `p = d(d+1)/2`, and its
+/// Cholesky factor) would not fit in memory or not end within an hour, with both estimates
+/// and what scales instead: [`Error::TooLarge`]. The separation LP after it, when the
+/// certificate does not hold, only adds to that.
+pub fn check_size(d: usize, rows: usize) -> Result<()> {
+    let p = n_params(d) as f64;
+    let work = rows as f64 * (d as f64).powi(3) / 2.0 + p.powi(3) / 6.0;
+    refuse_dense(
+        &format!(
+            "the existence check of the MPLE on {d} variables ({} parameters)",
+            n_params(d)
+        ),
+        hessian_memory(d as u64),
+        work,
+        "its dense Gram matrix and Cholesky factor",
+        "the L-BFGS solver `--algo plm` (Python algo=\"plm\") checks this size matrix-free, \
+         or `--no-existence-check` (check_existence=False) skips it",
+    )
+}
+
+/// The error of a check stopped by its interrupt.
+fn interrupted() -> Error {
+    Error::Interrupted {
+        what: "the existence check".into(),
+    }
+}
+
+/// Simplex work between two polls of the interrupt in [`check_until`] (microlp stops at its
+/// deadline, checked every 1,000 pivots, and resumes where it stopped).
+pub const LP_SLICE: Duration = Duration::from_millis(200);
 
 /// Smallest `min_q (y⁰_q + z_q) / w_u` that certifies existence.
 const CERTIFICATE_MARGIN: f64 = 1e-9;
 
 /// `min_q (y⁰_q + z_q) / w_u` of the corrected Stiemke weights at `model`, or `None` when
 /// `Σ_q w_u a_q a_qᵀ` is singular.
-fn stiemke_margin(data: &PlData, model: &Fvbm) -> Result<Option<f64>> {
+fn stiemke_margin(
+    data: &PlData,
+    model: &Fvbm,
+    interrupt: Option<&Interrupt>,
+) -> Result<Option<f64>> {
     data.check_model(model)?;
     let (d, rows, conv) = (data.d(), data.n_distinct(), data.convention());
     let p = n_params(d);
     let h = fields(model, data);
     let mut nu = gradient_from_fields(data, &h);
     let scale = conv.variance_bound();
-    let mut gram: Vec<f64> = hessian_from_fields(data, &vec![0.0; d * rows])
+    let mut gram: Vec<f64> = hessian_until(data, &vec![0.0; d * rows], interrupt)
+        .ok_or_else(interrupted)?
         .iter()
         .map(|v| -v / scale)
         .collect();
-    if cholesky(&mut gram, p).is_err() {
+    if cholesky_until(&mut gram, p, interrupt)
+        .ok_or_else(interrupted)?
+        .is_err()
+    {
         return Ok(None);
     }
     cholesky_solve(&gram, p, &mut nu);
@@ -215,7 +266,8 @@ fn stiemke_margin(data: &PlData, model: &Fvbm) -> Result<Option<f64>> {
 }
 
 /// The separation LP, on all constraints at once or by row generation.
-fn solve_lp(data: &PlData, all_at_once: bool) -> Result<Existence> {
+fn solve_lp(data: &PlData, all_at_once: bool, interrupt: Option<&Interrupt>) -> Result<Existence> {
+    let stop = || interrupt.is_some_and(Interrupt::is_set);
     let start = Instant::now();
     let (d, rows, conv) = (data.d(), data.n_distinct(), data.convention());
     let p = n_params(d);
@@ -263,14 +315,20 @@ fn solve_lp(data: &PlData, all_at_once: bool) -> Result<Existence> {
             let terms: Vec<_> = row(q).into_iter().map(|(a, v)| (vars[a], v)).collect();
             lp.add_constraint(&terms[..], ComparisonOp::Ge, 0.0);
         }
-        let solution =
-            lp.solve()
-                .map_err(lp_error)?
-                .into_solution()
-                .map_err(|e| Error::Numerical {
-                    context: "separation LP".into(),
-                    detail: format!("the solve stopped early: {:?}", e.termination_reason()),
-                })?;
+        // in slices of LP_SLICE, the interrupt polled between them
+        let mut options = SolveOptions::default();
+        options.time_limit = Some(LP_SLICE);
+        let mut outcome = lp.solve_with(options).map_err(lp_error)?;
+        let solution = loop {
+            match outcome {
+                SolveOutcome::Solution(s) => break s,
+                SolveOutcome::Interrupted(_) if stop() => return Err(interrupted()),
+                o => outcome = o.resume().map_err(lp_error)?,
+            }
+        };
+        if stop() {
+            return Err(interrupted());
+        }
         let mut direction: Vec<f64> = vars.iter().map(|&v| solution.var_value(v)).collect();
         let norm = direction.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let done = |separation| {
@@ -457,6 +515,39 @@ mod tests {
     use crate::rng::rng_from_seed;
     use ndarray::Array2;
 
+    #[test]
+    fn an_interrupt_stops_the_lp_and_the_dense_certificate() {
+        let data = separated(4, 300, Convention::Spin);
+        let pl = PlData::new(&data, Convention::Spin).unwrap();
+        let model = Fvbm::zeros(4, Convention::Spin).unwrap();
+        let stop = Interrupt::new();
+        stop.set();
+        for result in [
+            check_until(&pl, Some(&stop)),
+            check_at(&pl, &model, Some(&stop)),
+        ] {
+            assert!(
+                matches!(result, Err(Error::Interrupted { .. })),
+                "{result:?}"
+            );
+        }
+        // not set: the same calls decide (separated data: no MPLE)
+        let idle = Interrupt::new();
+        assert!(!check_until(&pl, Some(&idle)).unwrap().exists());
+        assert!(!check_at(&pl, &model, Some(&idle)).unwrap().exists());
+    }
+
+    #[test]
+    fn the_dense_check_refuses_what_would_not_fit_or_end() {
+        assert!(check_size(20, 1000).is_ok());
+        // d = 400: p = 80,200, a 103 GB Gram matrix and a 8.6e13 multiply-add factor
+        let err = check_size(400, 1000).unwrap_err().to_string();
+        assert!(
+            err.contains("existence check") && err.contains("--algo plm"),
+            "{err}"
+        );
+    }
+
     /// Data from a random model, then unit 2 overwritten by a copy of unit 0: the regression of
     /// unit 2 on unit 0 is completely separated along `m_02`.
     fn separated(d: usize, n: usize, conv: Convention) -> Dataset {
@@ -578,12 +669,12 @@ mod tests {
             let e = check(&pl).unwrap();
             assert!(e.exists() && e.message().is_none() && !e.certificate);
             let fit = newton_fit(&ok, conv);
-            let at = check_at(&pl, &fit.model).unwrap();
+            let at = check_at(&pl, &fit.model, None).unwrap();
             assert!(at.exists() && at.certificate && at.rounds == 0);
             // At the separated data's fitted point the certificate cannot hold: the LP runs.
             let sep_fit = newton_fit(&data, conv);
             let sep_pl = PlData::new(&data, conv).unwrap();
-            let at = check_at(&sep_pl, &sep_fit.model).unwrap();
+            let at = check_at(&sep_pl, &sep_fit.model, None).unwrap();
             assert!(!at.exists() && !at.certificate && at.rounds >= 1);
             let (theta_max, y_min, grad) = newton_certificate(&ok, conv);
             assert!(grad <= 1e-10);
@@ -623,7 +714,7 @@ mod tests {
                 }
                 // The fast path after a fit reaches the same verdict.
                 let fit = newton_fit(&data, conv);
-                let at = check_at(&pl, &fit.model).unwrap();
+                let at = check_at(&pl, &fit.model, None).unwrap();
                 assert_eq!(at.exists(), e.exists(), "{conv} states {states:?}");
                 certified += usize::from(at.certificate);
                 verdicts.push(e.exists());
@@ -651,8 +742,8 @@ mod tests {
                 Fvbm::random(8, variance, Convention::Spin, &mut rng_from_seed(seed)).unwrap();
             let data = exact::sample(&truth, 3000, &mut rng_from_seed(seed + 10)).unwrap();
             let pl = PlData::new(&data, Convention::Spin).unwrap();
-            let full = solve_lp(&pl, true).unwrap();
-            let rowgen = solve_lp(&pl, false).unwrap();
+            let full = solve_lp(&pl, true, None).unwrap();
+            let rowgen = solve_lp(&pl, false, None).unwrap();
             eprintln!(
                 "var {variance}: {} rows, exists {}, {} rounds, {} of {} constraints",
                 pl.n_distinct(),

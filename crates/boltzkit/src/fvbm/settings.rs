@@ -86,6 +86,27 @@ impl FvbmParams {
         crate::settings::overlay(&Self::default_for(algo)?, &value)
     }
 
+    /// Refuses up front, with its memory and time estimates and the solver that scales, a fit
+    /// on `rows` samples of `d` units that the dense solvers would not hold in memory or end
+    /// within an hour: Newton's Hessian ([`NewtonParams::check_size`]) and the dense
+    /// existence check of BSLM, gradient ascent and Newton
+    /// ([`super::separation::check_size`]). The fits run the same checks before any work.
+    pub fn check_size(&self, d: usize, rows: usize) -> Result<()> {
+        let mple = match self {
+            FvbmParams::Newton(p) => {
+                NewtonParams::check_size(d, rows)?;
+                &p.mple
+            }
+            FvbmParams::Bslm(p) => p,
+            FvbmParams::Ga(p) => &p.mple,
+            FvbmParams::Plm(_) | FvbmParams::Mle(_) | FvbmParams::Pcd(_) => return Ok(()),
+        };
+        if mple.l2 == 0.0 && mple.check_existence {
+            super::separation::check_size(d, rows)?;
+        }
+        Ok(())
+    }
+
     /// The solver's name.
     pub fn algo(&self) -> &'static str {
         match self {
