@@ -276,3 +276,107 @@ fn unit_flags_are_refused_where_they_would_be_ignored() {
     );
     assert!(!Path::new(&o).exists());
 }
+
+/// Gaussian data are standardized by default and the model written in the data's units, so
+/// training on `10 x + 5` gives the same model up to the change of variables: the average
+/// log-likelihood lower by exactly `3 ln 10` (issue 34); `--no-standardize` does not.
+#[test]
+fn gaussian_standardization_is_affine_invariant_and_clipping_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, scale: f64, shift: f64| {
+        let rows: Vec<String> = (0..40)
+            .map(|r| {
+                let z = f64::from(r % 7) / 3.0 - 1.0 + f64::from(r % 3) * 0.2;
+                let x = [z, -z + 0.3 * f64::from(r % 2), z * 0.5 + 0.1];
+                let x: Vec<String> = x.iter().map(|v| format!("{}", v * scale + shift)).collect();
+                x.join(",")
+            })
+            .collect();
+        let p = path(dir.path(), name);
+        std::fs::write(&p, rows.join("\n")).unwrap();
+        p
+    };
+    let (a, b) = (write("a.csv", 1.0, 0.0), write("b.csv", 10.0, 5.0));
+    let fit = |data: &str, extra: &[&str]| {
+        let o = path(dir.path(), "m.safetensors");
+        let mut args = vec![
+            "rbm",
+            "fit",
+            "--data",
+            data,
+            "--visible",
+            "gaussian",
+            "--hidden",
+            "3",
+            "--epochs",
+            "4",
+            "--lr",
+            "0.05",
+            "--batch-size",
+            "10",
+            "-o",
+            &o,
+            "--seed",
+            "1",
+            "--json",
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        let r = success_json(boltzkit().args(&args));
+        r["avg_log_likelihood"].as_f64().unwrap()
+    };
+    let (la, lb) = (fit(&a, &[]), fit(&b, &[]));
+    let want = la - 3.0 * 10f64.ln();
+    assert!((lb - want).abs() < 2e-3, "{lb} vs {want}");
+    // raw columns near 15 at this rate: the run diverges (exit 1, last good model kept)
+    let raw = boltzkit()
+        .args([
+            "rbm",
+            "fit",
+            "--data",
+            &b,
+            "--visible",
+            "gaussian",
+            "--hidden",
+            "3",
+            "--epochs",
+            "4",
+            "--lr",
+            "0.05",
+            "--batch-size",
+            "10",
+            "--seed",
+            "1",
+            "--no-standardize",
+            "-o",
+            &path(dir.path(), "raw.safetensors"),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(raw.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&raw.stderr).contains("diverged"));
+    // clipping: a tiny norm slows training, the run still completes
+    let clipped = fit(&a, &["--clip-norm", "1e-3"]);
+    assert!(
+        clipped.is_finite() && (clipped - la).abs() > 1e-4,
+        "{clipped} vs {la}"
+    );
+    let out = boltzkit()
+        .args([
+            "rbm",
+            "fit",
+            "--data",
+            &a,
+            "--hidden",
+            "2",
+            "--clip-norm",
+            "1",
+            "-o",
+            &path(dir.path(), "x.safetensors"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--clip-norm applies to"));
+}
