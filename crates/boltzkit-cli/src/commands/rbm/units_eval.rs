@@ -144,31 +144,10 @@ pub(super) fn eval(a: EvalArgs) -> anyhow::Result<()> {
             } else {
                 None
             };
-            let picked = raise_rows(
-                source.n_rows(),
-                a.estimator.raise_vectors,
-                derive_seed(seed, 2),
-            )?;
-            let wv = visible.width();
-            let sub: Vec<f32> = picked
-                .iter()
-                .flat_map(|&i| rows[i * wv..(i + 1) * wv].iter().copied())
-                .collect();
-            let ll = raise_log_likelihoods(
-                &model,
-                Some(&rows),
-                &schedule,
-                &sub,
-                a.estimator.raise_chains,
-                derive_seed(seed, 3),
-                Some(&interrupt),
-            )?;
-            let sub_w: Option<Vec<f64>> = w.map(|w| picked.iter().map(|&i| w[i]).collect());
-            let a_r = normalized_weights(sub_w.as_deref(), ll.len())?;
-            let lower = ll.iter().zip(&a_r).map(|(l, a)| l * a).sum::<f64>();
+            let (lower, vectors) = raise_lower(&model, &rows, w, &a, &schedule, seed, &interrupt)?;
             (r.raise_chains, r.raise_vectors, r.steps) = (
                 Some(a.estimator.raise_chains),
-                Some(ll.len()),
+                Some(vectors),
                 Some(schedule.steps()),
             );
             match upper {
@@ -194,6 +173,42 @@ pub(super) fn eval(a: EvalArgs) -> anyhow::Result<()> {
     Summary::new("rbm eval", seed_shown(method, seed))
         .extend(&r)?
         .emit(&a.common)
+}
+
+/// RAISE's weighted average log-likelihood (the bracket's lower end) over the rows that
+/// `--raise-vectors` picks (seeds derived from the run's `seed`), and how many it picked.
+fn raise_lower(
+    model: &UnitRbm,
+    rows: &[f32],
+    w: Option<&[f64]>,
+    a: &EvalArgs,
+    schedule: &AisSchedule,
+    seed: u64,
+    interrupt: &boltzkit::fit::Interrupt,
+) -> anyhow::Result<(f64, usize)> {
+    let wv = model.visible().width();
+    let picked = raise_rows(
+        rows.len() / wv,
+        a.estimator.raise_vectors,
+        derive_seed(seed, 2),
+    )?;
+    let sub: Vec<f32> = picked
+        .iter()
+        .flat_map(|&i| rows[i * wv..(i + 1) * wv].iter().copied())
+        .collect();
+    let ll = raise_log_likelihoods(
+        model,
+        Some(rows),
+        schedule,
+        &sub,
+        a.estimator.raise_chains,
+        derive_seed(seed, 3),
+        Some(interrupt),
+    )?;
+    let sub_w: Option<Vec<f64>> = w.map(|w| picked.iter().map(|&i| w[i]).collect());
+    let a_r = normalized_weights(sub_w.as_deref(), ll.len())?;
+    let lower = ll.iter().zip(&a_r).map(|(l, a)| l * a).sum::<f64>();
+    Ok((lower, ll.len()))
 }
 
 /// The seed a summary shows: none for the exact figure, which draws nothing.
