@@ -12,9 +12,7 @@ use crate::progress;
 use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::fit::StopReason;
-use boltzkit::rbm::units::{
-    save_unit_rbm, train, UnitKind, UnitRbm, UnitRbmParams, UnitTrainParams,
-};
+use boltzkit::rbm::units::{save_unit_rbm, train, UnitKind, UnitRbm, UnitRbmParams};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -76,11 +74,7 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
             .hidden
             .ok_or_else(|| UsageError::new("--hidden N is required"))?,
         weight_sd: rbm_params.weight_sd,
-        train: UnitTrainParams {
-            train: rbm_params.train,
-            l1_squared: a.units.l1_squared,
-            clip_norm: a.units.clip_norm,
-        },
+        train: a.units.train_params(rbm_params.train),
         scaling: a.units.scaling(),
     };
     guard::model_files(

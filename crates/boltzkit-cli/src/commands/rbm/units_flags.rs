@@ -3,7 +3,7 @@
 //! import each other (ARCHITECTURE.md, "Import rules").
 
 use crate::exit::UsageError;
-use boltzkit::rbm::units::{StandardizeParams, UnitKind, UnitTrainParams};
+use boltzkit::rbm::units::{StandardizeParams, UnitKind, UnitOptimizer, UnitTrainParams};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -78,6 +78,29 @@ pub(super) struct UnitFlags {
     /// largest column's
     #[arg(long, value_name = "F", default_value_t = StandardizeParams::default().sd_floor)]
     pub(super) sd_floor: f64,
+    /// Update rule of unit-type RBMs: sgd (with --momentum) or adam (PGM's ADAM)
+    #[arg(long, value_name = "RULE", default_value_t = UnitTrainParams::default().optimizer,
+          value_parser = |s: &str| s.parse::<UnitOptimizer>().map_err(|e| e.to_string()))]
+    pub(super) optimizer: UnitOptimizer,
+    /// ADAM's first-moment decay β₁ (0: none, as PGM's W and field updates)
+    #[arg(long, value_name = "X", default_value_t = UnitTrainParams::default().adam_beta1)]
+    pub(super) adam_beta1: f64,
+    /// ADAM's second-moment decay β₂
+    #[arg(long, value_name = "X", default_value_t = UnitTrainParams::default().adam_beta2)]
+    pub(super) adam_beta2: f64,
+    /// ADAM's ε added to √v̂
+    #[arg(long, value_name = "X", default_value_t = UnitTrainParams::default().adam_epsilon)]
+    pub(super) adam_epsilon: f64,
+    /// PGM's rate decay: constant for this fraction of the epochs, then geometric to
+    /// --lr-end (default 1 % of --lr) at the last epoch
+    #[arg(long, value_name = "FRACTION")]
+    pub(super) decay_after: Option<f64>,
+    /// PGM's gradient saturation: each gradient coordinate clipped to [-C, C]
+    #[arg(long, value_name = "C")]
+    pub(super) saturate: Option<f64>,
+    /// PGM's zero-sum gauge of categorical visible units after every update
+    #[arg(long)]
+    pub(super) zero_sum_gauge: bool,
     /// Sample weights, one per data row (.npy or text; unit types other than 0/1 only)
     #[arg(long, value_name = "FILE")]
     pub(super) weights: Option<PathBuf>,
@@ -108,6 +131,22 @@ impl UnitFlags {
         }
     }
 
+    /// The unit trainer's settings: `train` and these flags.
+    pub(super) fn train_params(&self, train: boltzkit::rbm::train::TrainParams) -> UnitTrainParams {
+        UnitTrainParams {
+            train,
+            l1_squared: self.l1_squared,
+            clip_norm: self.clip_norm,
+            optimizer: self.optimizer,
+            adam_beta1: self.adam_beta1,
+            adam_beta2: self.adam_beta2,
+            adam_epsilon: self.adam_epsilon,
+            decay_after: self.decay_after,
+            saturate: self.saturate,
+            zero_sum_gauge: self.zero_sum_gauge,
+        }
+    }
+
     /// Refuses the unit-type settings on a binary run (they would be ignored).
     pub(super) fn refuse_on_binary(&self) -> anyhow::Result<()> {
         let given = [
@@ -126,6 +165,25 @@ impl UnitFlags {
             ),
             ("--weights", self.weights.is_some()),
             ("--reweight", self.reweight.is_some()),
+            (
+                "--optimizer",
+                self.optimizer != UnitTrainParams::default().optimizer,
+            ),
+            (
+                "--adam-beta1",
+                self.adam_beta1 != UnitTrainParams::default().adam_beta1,
+            ),
+            (
+                "--adam-beta2",
+                self.adam_beta2 != UnitTrainParams::default().adam_beta2,
+            ),
+            (
+                "--adam-epsilon",
+                self.adam_epsilon != UnitTrainParams::default().adam_epsilon,
+            ),
+            ("--decay-after", self.decay_after.is_some()),
+            ("--saturate", self.saturate.is_some()),
+            ("--zero-sum-gauge", self.zero_sum_gauge),
         ];
         match given.iter().find(|(_, g)| *g) {
             Some((flag, _)) => Err(UsageError::new(format!(

@@ -8,8 +8,9 @@
 //! chains' visible rows (PCD: persistent chains, one per row of the first batch; CD: chains
 //! restarted at the batch), each `k` Gibbs steps, weighted to the same total as the batch's
 //! (PGM's `weights.sum() / batch`), their difference ([`UnitStats::gradient`]) minus the
-//! penalties' gradients, and one SGD step with momentum on `W` and every layer's trainable
-//! coordinates ([`super::UnitType::trainable`]: fields, Gaussian `ζ`, ReLU/dReLU `γ`, `θ`).
+//! penalties' gradients, and one step of the optimizer ([`UnitOptimizer`]: SGD with momentum
+//! or PGM's ADAM, optionally PGM's decay, saturation and zero-sum gauge) on `W` and every
+//! layer's trainable coordinates ([`super::UnitType::trainable`]: fields, Gaussian `ζ`, ReLU/dReLU `γ`, `θ`).
 //! A non-finite parameter or one above `max_abs_param` ends the run with
 //! [`StopReason::Diverged`] and the model of before that update.
 //!
@@ -20,6 +21,7 @@
 
 use super::chains::UnitChains;
 use super::model::UnitRbm;
+use super::optim::{decayed_rate, zero_sum_gauge, OptimSettings, Optimizer, UnitOptimizer};
 use super::sample_weights::normalized_weights;
 use super::statistics::UnitStats;
 use crate::error::{Error, Result};
@@ -41,6 +43,28 @@ pub struct UnitTrainParams {
     /// Clip each mini-batch gradient (all parameters) to this Euclidean norm, as Liao et al.
     /// (2022) do for Gaussian-Bernoulli RBMs ([`super::clip_gradient`]); 0 (default): off.
     pub clip_norm: f64,
+    /// The update rule (default `sgd`, with `momentum`; `adam`: PGM's ADAM, its notebooks'
+    /// choice, with `adam_beta1`, `adam_beta2`, `adam_epsilon`; `momentum` must then be 0).
+    pub optimizer: UnitOptimizer,
+    /// ADAM's first-moment decay `β₁` (default 0: no first moment, as PGM's updates of `W` and
+    /// the fields), in `[0, 1)`.
+    pub adam_beta1: f64,
+    /// ADAM's second-moment decay `β₂` (default 0.99, PGM's), in `[0, 1)`.
+    pub adam_beta2: f64,
+    /// ADAM's `ε` added to `√v̂` (default 10⁻³, PGM's), > 0.
+    pub adam_epsilon: f64,
+    /// PGM's learning-rate decay: the rate constant for this fraction of the epochs, then
+    /// geometric down to `learning_rate_end` (default 1 % of `learning_rate`) at the last
+    /// epoch (PGM's `decay_after`, 0.5 in its notebooks); in `[0, 1)`. Default `None`: the
+    /// binary trainer's schedule (constant, or linear to `learning_rate_end`).
+    pub decay_after: Option<f64>,
+    /// PGM's gradient saturation: each gradient coordinate clipped to `[−c, c]` before the
+    /// update (PGM: 1); > 0. Default `None`: no clipping.
+    pub saturate: Option<f64>,
+    /// PGM's zero-sum gauge after every update (categorical visible units only): each site's
+    /// fields and each hidden unit's weights on a site's states shifted to mean 0 over the
+    /// states (default false).
+    pub zero_sum_gauge: bool,
 }
 
 impl Default for UnitTrainParams {
@@ -49,7 +73,46 @@ impl Default for UnitTrainParams {
             train: TrainParams::default(),
             l1_squared: 0.0,
             clip_norm: 0.0,
+            optimizer: UnitOptimizer::Sgd,
+            adam_beta1: 0.0,
+            adam_beta2: 0.99,
+            adam_epsilon: 1e-3,
+            decay_after: None,
+            saturate: None,
+            zero_sum_gauge: false,
         }
+    }
+}
+
+impl UnitTrainParams {
+    /// PGM's training settings of its protein notebooks on top of `train`: ADAM (β₁ 0, β₂
+    /// 0.99, ε 10⁻³), decay after half the epochs to 1 % of the rate, gradients saturated at
+    /// 1, the zero-sum gauge; `l1_squared` 0 (set it as wanted).
+    pub fn pgm(train: TrainParams) -> Self {
+        UnitTrainParams {
+            train: TrainParams {
+                momentum: 0.0,
+                ..train
+            },
+            optimizer: UnitOptimizer::Adam,
+            decay_after: Some(0.5),
+            saturate: Some(1.0),
+            zero_sum_gauge: true,
+            ..UnitTrainParams::default()
+        }
+    }
+
+    /// The optimizer's settings, checked.
+    fn optim(&self) -> Result<OptimSettings> {
+        OptimSettings {
+            optimizer: self.optimizer,
+            momentum: f64::from(self.train.momentum),
+            beta1: self.adam_beta1,
+            beta2: self.adam_beta2,
+            epsilon: self.adam_epsilon,
+            saturate: self.saturate,
+        }
+        .check()
     }
 }
 
@@ -67,12 +130,6 @@ pub struct UnitFit {
 }
 
 impl UnitRbm {
-    /// `W` for an optimizer step (the packed copies invalidated).
-    fn w_mut(&mut self) -> &mut [f32] {
-        self.packed.invalidate();
-        &mut self.w
-    }
-
     /// Whether every parameter is finite and at most `bound` in magnitude; else which is not.
     fn out_of_bounds(&self, bound: f64) -> Option<String> {
         let bad = |x: f64| !x.is_finite() || x.abs() > bound;
@@ -129,6 +186,13 @@ pub fn train(
             format!("{} is not a finite value ≥ 0 (0: off)", params.clip_norm),
         ));
     }
+    let optim = params.optim()?;
+    if params.zero_sum_gauge {
+        zero_sum_gauge(&mut model.clone())?;
+    }
+    if let Some(after) = params.decay_after {
+        decayed_rate(&p, after, 0)?;
+    }
     let wv = model.visible().width();
     if data.is_empty() || !data.len().is_multiple_of(wv) {
         return Err(Error::Shape {
@@ -155,11 +219,14 @@ pub fn train(
     let mut chains = UnitChains::new(&model, &first, derive_seed(p.seed, 2))?;
     let mut data_stats = UnitStats::zeros(&model);
     let mut model_stats = UnitStats::zeros(&model);
-    let mut velocity = UnitStats::zeros(&model);
+    let mut optimizer = Optimizer::new(&model, optim);
     let mut step = 0u64;
     let schedule = p.learning_rate_schedule();
     for epoch in 0..p.epochs {
-        let lr = f64::from(schedule.at(epoch, p.epochs));
+        let lr = match params.decay_after {
+            Some(after) => decayed_rate(&p, after, epoch)?,
+            None => f64::from(schedule.at(epoch, p.epochs)),
+        };
         if p.shuffle {
             order.shuffle(&mut shuffle_rng);
         }
@@ -192,7 +259,10 @@ pub fn train(
             );
             super::clip_gradient(&mut g, params.clip_norm);
             let before = model.clone();
-            sgd_step(&mut model, &g, &mut velocity, lr, f64::from(p.momentum))?;
+            optimizer.step(&mut model, &mut g, lr)?;
+            if params.zero_sum_gauge {
+                zero_sum_gauge(&mut model)?;
+            }
             step += 1;
             if let Some(detail) = model.out_of_bounds(f64::from(p.max_abs_param)) {
                 return Ok(UnitFit {
@@ -261,47 +331,6 @@ fn penalize(model: &UnitRbm, g: &mut UnitStats, l2: f64, l1_squared: f64, scale:
     }
 }
 
-/// `velocity ← momentum · velocity + lr · g`, then every parameter `+= velocity`.
-fn sgd_step(
-    model: &mut UnitRbm,
-    g: &UnitStats,
-    velocity: &mut UnitStats,
-    lr: f64,
-    momentum: f64,
-) -> Result<()> {
-    let lr32 = lr as f32;
-    let m32 = momentum as f32;
-    velocity
-        .w
-        .iter_mut()
-        .zip(&g.w)
-        .for_each(|(v, &g)| *v = m32 * *v + lr32 * g);
-    for (v, g) in [
-        (&mut velocity.visible, &g.visible),
-        (&mut velocity.hidden, &g.hidden),
-    ] {
-        v.iter_mut()
-            .zip(g)
-            .for_each(|(v, &g)| *v = momentum * *v + lr * g);
-    }
-    model
-        .w_mut()
-        .iter_mut()
-        .zip(&velocity.w)
-        .for_each(|(w, &d)| *w += d);
-    let step = |layer: &mut super::Units, d: &[f64]| {
-        let theta: Vec<f64> = layer
-            .trainable()
-            .iter()
-            .zip(d)
-            .map(|(t, d)| t + d)
-            .collect();
-        layer.set_trainable(&theta)
-    };
-    step(&mut model.visible, &velocity.visible)?;
-    step(&mut model.hidden, &velocity.hidden)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::{Bernoulli, Categorical, DRelu, Units};
@@ -355,8 +384,7 @@ mod tests {
                     .learning_rate(0.05)
                     .algorithm(algorithm)
                     .seed(5),
-                l1_squared: 0.0,
-                clip_norm: 0.0,
+                ..UnitTrainParams::default()
             };
             let mut lls = Vec::new();
             let fit = train(start.clone(), &data, None, &params, None, |e, m| {
@@ -372,6 +400,45 @@ mod tests {
             assert!(after > before + 0.2, "{algorithm}: {before} -> {after}");
             assert!(after > want - 0.1, "{algorithm}: {after} vs teacher {want}");
         }
+    }
+
+    /// PGM's settings (ADAM, decay after half the epochs, saturation, zero-sum gauge) reach
+    /// the teacher's exact log-likelihood too, and the gauge holds after the run.
+    #[test]
+    fn pgm_settings_raise_the_exact_likelihood_to_the_teachers() {
+        let (teacher, data) = categorical_dataset();
+        let want = teacher.log_likelihood_exact(&data, None).unwrap().0;
+        let start = UnitRbm::new(
+            Units::Categorical(Categorical::new(vec![3, 3, 2, 4], vec![0.0; 12]).unwrap()),
+            Units::DRelu(
+                DRelu::new(vec![1.0; 2], vec![1.0; 2], vec![0.0; 2], vec![0.0; 2]).unwrap(),
+            ),
+            weights(24, 0.1, 4),
+        )
+        .unwrap();
+        let before = start.log_likelihood_exact(&data, None).unwrap().0;
+        let params = UnitTrainParams::pgm(
+            TrainParams::new()
+                .epochs(60)
+                .batch_size(50)
+                .learning_rate(0.02)
+                .algorithm(Algorithm::Pcd { k: 1 })
+                .seed(5),
+        );
+        let fit = train(start, &data, None, &params, None, |_, _| Ok(true)).unwrap();
+        let after = fit.model.log_likelihood_exact(&data, None).unwrap().0;
+        eprintln!("pgm settings: exact LL {before:.4} -> {after:.4}, teacher {want:.4}");
+        assert!(after > before + 0.2, "{before} -> {after}");
+        assert!(after > want - 0.1, "{after} vs teacher {want}");
+        let f = fit.model.visible().trainable();
+        assert!(f[..3].iter().sum::<f64>().abs() < 1e-9);
+        // ADAM refuses momentum; the gauge refuses a Bernoulli visible layer
+        let bad = UnitTrainParams {
+            train: params.train.momentum(0.9),
+            ..params
+        };
+        let e = train(fit.model.clone(), &data, None, &bad, None, |_, _| Ok(true));
+        assert!(e.unwrap_err().to_string().contains("momentum"));
     }
 
     #[test]
@@ -392,7 +459,6 @@ mod tests {
                     .algorithm(Algorithm::Pcd { k: 1 })
                     .seed(7),
                 l1_squared: l1,
-                clip_norm: 0.0,
             };
             train(start.clone(), &data, w, &params, None, |_, _| Ok(true))
                 .unwrap()
@@ -409,8 +475,6 @@ mod tests {
         // refusals: an algorithm of the binary trainer, bad rows, bad penalty
         let bad = UnitTrainParams {
             train: TrainParams::new().algorithm(Algorithm::Pt { replicas: 4, k: 1 }),
-            l1_squared: 0.0,
-            clip_norm: 0.0,
         };
         let e = train(start.clone(), &data, None, &bad, None, |_, _| Ok(true)).unwrap_err();
         assert!(e.to_string().contains("cd-k or pcd-k"), "{e}");
