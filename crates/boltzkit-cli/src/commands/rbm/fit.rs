@@ -179,7 +179,7 @@ pub(super) struct FitArgs {
     #[arg(short, long, value_name = "FILE")]
     pub(super) output: PathBuf,
     #[command(flatten)]
-    pub(super) units: super::units_flags::UnitFlags,
+    pub(super) units: Box<super::units_flags::UnitFlags>,
     #[command(flatten)]
     pub(super) fw: Box<FwFlags>,
     #[command(flatten)]

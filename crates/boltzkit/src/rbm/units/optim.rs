@@ -194,7 +194,7 @@ impl Optimizer {
                 d as f32
             })
             .collect();
-        let mut layer = |m: &mut [f64], v: &mut [f64], g: &[f64]| -> Vec<f64> {
+        let layer = |m: &mut [f64], v: &mut [f64], g: &[f64]| -> Vec<f64> {
             (m.iter_mut().zip(v.iter_mut()).zip(g))
                 .map(|((m, v), &g)| one(m, v, g))
                 .collect()
