@@ -27,6 +27,42 @@ def cpu_seconds():
     return r.ru_utime + r.ru_stime
 
 
+def write_unit_rbm(path, model, np):
+    """PGM's trained Potts-dReLU model as a boltzkit model file (`boltzkit/rbm/v2`
+    safetensors: `W` of one-hot rows site by site, `v.fields`, `v.q`, `h.gamma_plus`, ...), so
+    `boltzkit rbm eval` scores PGM's model and ours with one evaluator."""
+    n_h, n_v, q = model.weights.shape
+    tensors = {
+        "W": np.ascontiguousarray(
+            model.weights.transpose(1, 2, 0).reshape(n_v * q, n_h), dtype="<f4"
+        ),
+        "v.fields": np.asarray(model.vlayer.fields, dtype="<f4").reshape(-1),
+        "v.q": np.full(n_v, q, dtype="<u8"),
+    }
+    for name in ("gamma_plus", "gamma_minus", "theta_plus", "theta_minus"):
+        tensors["h." + name] = np.asarray(getattr(model.hlayer, name), dtype="<f4")
+    header, blobs, at = {}, [], 0
+    for name, x in tensors.items():
+        b = x.tobytes()
+        dtype = "U64" if x.dtype.kind == "u" else "F32"
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(x.shape),
+            "data_offsets": [at, at + len(b)],
+        }
+        blobs.append(b)
+        at += len(b)
+    header["__metadata__"] = {
+        "format": "boltzkit/rbm/v2",
+        "visible_units": "categorical",
+        "hidden_units": "drelu",
+    }
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little") + h + b"".join(blobs))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
@@ -79,6 +115,7 @@ def main():
     wall, cpu = time.perf_counter(), cpu_seconds()
     model.fit(all_data, weights=all_weights, n_iter=a.epochs, **settings)
     wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+    write_unit_rbm(os.path.join(a.out, "pgm.safetensors"), model, np)
     model.AIS(n_betas=a.ais_betas, verbose=0)
     ll = utilities.average(model.likelihood(all_data), weights=all_weights) / n_v
     print(
