@@ -29,7 +29,8 @@ if [ ! -s "$out/pgm.json" ]; then
     >"$out/pgm.json.tmp"
   mv "$out/pgm.json.tmp" "$out/pgm.json"
 fi
-pgm_json=$(cat "$out/pgm.json")
+# PGM prints its AIS progress on stdout: the JSON is the last line
+pgm_json=$(tail -n 1 "$out/pgm.json")
 echo "$pgm_json"
 
 start=$(date +%s.%N)
