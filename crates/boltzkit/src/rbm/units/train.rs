@@ -459,6 +459,7 @@ mod tests {
                     .algorithm(Algorithm::Pcd { k: 1 })
                     .seed(7),
                 l1_squared: l1,
+                ..UnitTrainParams::default()
             };
             train(start.clone(), &data, w, &params, None, |_, _| Ok(true))
                 .unwrap()
@@ -475,6 +476,7 @@ mod tests {
         // refusals: an algorithm of the binary trainer, bad rows, bad penalty
         let bad = UnitTrainParams {
             train: TrainParams::new().algorithm(Algorithm::Pt { replicas: 4, k: 1 }),
+            ..UnitTrainParams::default()
         };
         let e = train(start.clone(), &data, None, &bad, None, |_, _| Ok(true)).unwrap_err();
         assert!(e.to_string().contains("cd-k or pcd-k"), "{e}");
