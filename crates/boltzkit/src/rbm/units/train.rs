@@ -362,19 +362,24 @@ mod tests {
         (teacher, data)
     }
 
-    #[test]
-    fn pcd_and_cd_raise_the_exact_likelihood_to_the_teachers() {
-        let (teacher, data) = categorical_dataset();
-        let want = teacher.log_likelihood_exact(&data, None).unwrap().0;
-        // a fresh model: fields 0, small weights, dReLU at PGM's start (γ 1, θ 0)
-        let start = UnitRbm::new(
+    /// A fresh model for [`categorical_dataset`]: fields 0, small weights, dReLU at PGM's
+    /// start (γ 1, θ 0).
+    fn fresh_drelu_start() -> UnitRbm {
+        UnitRbm::new(
             Units::Categorical(Categorical::new(vec![3, 3, 2, 4], vec![0.0; 12]).unwrap()),
             Units::DRelu(
                 DRelu::new(vec![1.0; 2], vec![1.0; 2], vec![0.0; 2], vec![0.0; 2]).unwrap(),
             ),
             weights(24, 0.1, 4),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn pcd_and_cd_raise_the_exact_likelihood_to_the_teachers() {
+        let (teacher, data) = categorical_dataset();
+        let want = teacher.log_likelihood_exact(&data, None).unwrap().0;
+        let start = fresh_drelu_start();
         let before = start.log_likelihood_exact(&data, None).unwrap().0;
         for algorithm in [Algorithm::Pcd { k: 1 }, Algorithm::Cd { k: 1 }] {
             let params = UnitTrainParams {
@@ -408,14 +413,7 @@ mod tests {
     fn pgm_settings_raise_the_exact_likelihood_to_the_teachers() {
         let (teacher, data) = categorical_dataset();
         let want = teacher.log_likelihood_exact(&data, None).unwrap().0;
-        let start = UnitRbm::new(
-            Units::Categorical(Categorical::new(vec![3, 3, 2, 4], vec![0.0; 12]).unwrap()),
-            Units::DRelu(
-                DRelu::new(vec![1.0; 2], vec![1.0; 2], vec![0.0; 2], vec![0.0; 2]).unwrap(),
-            ),
-            weights(24, 0.1, 4),
-        )
-        .unwrap();
+        let start = fresh_drelu_start();
         let before = start.log_likelihood_exact(&data, None).unwrap().0;
         let params = UnitTrainParams::pgm(
             TrainParams::new()
