@@ -70,8 +70,11 @@ enum RbmVerb {
     Eval(eval::EvalArgs),
     /// Draw samples from a model by block Gibbs sampling
     #[command(
-        long_about = "Draw samples (0/1 rows) from a model: one block Gibbs chain per \
-        sample, started from uniform random visible states, run for --gibbs-steps steps.\n\n\
+        long_about = "Draw samples from a model: one block Gibbs chain per sample, started \
+        from uniform random visible states (unit-type models: the visible layer's own \
+        independent model), run for --gibbs-steps steps. Gaussian visible units: --sampler \
+        gibbs-langevin follows each Gibbs step by --langevin-steps Metropolis-adjusted \
+        Langevin steps on p(v) (Liao et al. 2022).\n\n\
         Example:\n  boltzkit rbm sample --model m.safetensors -n 1000 -o s.npy --seed 3"
     )]
     Sample(sample::SampleArgs),

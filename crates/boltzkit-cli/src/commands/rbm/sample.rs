@@ -11,9 +11,20 @@ use boltzkit::data::write_dataset;
 use boltzkit::rbm::file::load_rbm;
 use boltzkit::rbm::gibbs::sample_from_uniform;
 use boltzkit::rbm::model::states_to_dataset;
+use boltzkit::rbm::units::LangevinParams;
 use boltzkit::rbm::Rbm;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
+
+/// The chains of `rbm sample`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum SamplerArg {
+    /// Block Gibbs steps
+    Gibbs,
+    /// Each block Gibbs step followed by Metropolis-adjusted Langevin steps on p(v) (Liao et
+    /// al. 2022; Gaussian visible units only)
+    GibbsLangevin,
+}
 
 #[derive(Debug, Args)]
 pub(super) struct SampleArgs {
@@ -24,9 +35,18 @@ pub(super) struct SampleArgs {
     #[arg(long, short = 'n', value_name = "N", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub(super) samples: u64,
-    /// Block Gibbs steps per chain
+    /// Block Gibbs steps per chain (sweeps of --sampler gibbs-langevin)
     #[arg(long, value_name = "K", default_value_t = 1000)]
     pub(super) gibbs_steps: usize,
+    /// Sampler: gibbs, or gibbs-langevin (Gaussian visible units)
+    #[arg(long, value_enum, value_name = "NAME", default_value_t = SamplerArg::Gibbs)]
+    pub(super) sampler: SamplerArg,
+    /// Langevin steps after each Gibbs step (--sampler gibbs-langevin)
+    #[arg(long, value_name = "K", default_value_t = LangevinParams::default().steps)]
+    pub(super) langevin_steps: usize,
+    /// Langevin step size relative to each unit's variance (--sampler gibbs-langevin)
+    #[arg(long, value_name = "X", default_value_t = LangevinParams::default().step_size)]
+    pub(super) langevin_step_size: f64,
     /// Output data file (.npy, .csv, .tsv, .amat; optionally .gz)
     #[arg(short, long, value_name = "FILE")]
     pub(super) output: PathBuf,
@@ -43,8 +63,36 @@ impl SampleArgs {
         self.print(seed, n)
     }
 
+    /// The Langevin settings of `--sampler gibbs-langevin`, `None` for plain Gibbs; the
+    /// Langevin flags refused without that sampler (they would be ignored).
+    pub(super) fn langevin(&self) -> anyhow::Result<Option<LangevinParams>> {
+        let params = LangevinParams {
+            steps: self.langevin_steps,
+            step_size: self.langevin_step_size,
+            ..LangevinParams::default()
+        };
+        if self.sampler == SamplerArg::GibbsLangevin {
+            return Ok(Some(params));
+        }
+        let default = LangevinParams::default();
+        if params.steps != default.steps || params.step_size != default.step_size {
+            return Err(UsageError::new(
+                "--langevin-steps and --langevin-step-size need --sampler gibbs-langevin",
+            )
+            .into());
+        }
+        Ok(None)
+    }
+
     /// The seed, the model and the number of chains, after the output and memory checks.
     fn plan(&self) -> anyhow::Result<(u64, Rbm, usize)> {
+        if self.langevin()?.is_some() {
+            return Err(UsageError::new(format!(
+                "--sampler gibbs-langevin needs Gaussian visible units; {} is a binary RBM",
+                self.model.display()
+            ))
+            .into());
+        }
         let seed = self.common.init()?;
         let rbm = load_rbm(&self.model)?.rbm;
         let nv = rbm.n_visible();

@@ -2,7 +2,8 @@
 //! average log-likelihood per sample and per visible unit with the exact `ln Z` (a discrete
 //! layer of at most 2^22 states enumerated), forward AIS, RAISE or the bracket of both over
 //! the seam (`boltzkit::rbm::units::ais`), and samples of the visible layer by block Gibbs
-//! chains ([`UnitChains`]) started from the visible layer's own independent model.
+//! chains ([`UnitChains`]) started from the visible layer's own independent model, or for
+//! Gaussian visible units by Gibbs-Langevin chains ([`GibbsLangevin`]).
 
 use super::eval::{EvalArgs, MethodArg};
 use super::sample::SampleArgs;
@@ -16,8 +17,8 @@ use boltzkit::data::{write_dataset, write_npy_f64, Dataset};
 use boltzkit::rbm::ais::AisSchedule;
 use boltzkit::rbm::raise::raise_rows;
 use boltzkit::rbm::units::{
-    ais_log_partition, load_unit_rbm, normalized_weights, raise_log_likelihoods, UnitChains,
-    UnitKind, UnitRbm, Units,
+    ais_log_partition, load_unit_rbm, normalized_weights, raise_log_likelihoods, GibbsLangevin,
+    UnitChains, UnitKind, UnitRbm, Units,
 };
 use boltzkit::rng::{derive_rng, derive_seed};
 use serde::Serialize;
@@ -220,6 +221,7 @@ fn seed_shown(method: MethodArg, seed: u64) -> Option<u64> {
 /// model, `steps` block Gibbs steps; discrete rows written as codes (a categorical site's
 /// state index), real rows as an f64 .npy.
 pub(super) fn sample(a: SampleArgs) -> anyhow::Result<()> {
+    let langevin = a.langevin()?;
     let seed = a.common.init()?;
     let model = load(&a.model)?;
     guard::files(&[Some(&a.model)], &[Some(&a.output)])?;
@@ -251,20 +253,47 @@ pub(super) fn sample(a: SampleArgs) -> anyhow::Result<()> {
         .map(|i| derive_rng(derive_seed(seed, 1), i))
         .collect();
     visible.sample(&vec![0.0; n * wv], &mut v0, &mut rngs)?;
-    let mut chains = UnitChains::new(&model, &v0, derive_seed(seed, 2))?;
     let bar = progress::bar(a.gibbs_steps as u64, "gibbs steps", a.common.quiet);
-    for _ in 0..a.gibbs_steps {
-        chains.step(&model)?;
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    write_rows(&a.output, visible, chains.visible())
-        .with_context(|| format!("cannot write the samples to {}", a.output.display()))?;
     let mut report = SampleSummary::new(&a.model, n, &a.output);
     report.gibbs_steps = Some(a.gibbs_steps);
-    Summary::new("rbm sample", Some(seed))
-        .extend(&report)?
-        .emit(&a.common)
+    let mut acceptance = None;
+    let rows = match langevin {
+        None => {
+            let mut chains = UnitChains::new(&model, &v0, derive_seed(seed, 2))?;
+            for _ in 0..a.gibbs_steps {
+                chains.step(&model)?;
+                bar.inc(1);
+            }
+            chains.visible().to_vec()
+        }
+        Some(params) => {
+            let mut chains = GibbsLangevin::new(&model, &v0, derive_seed(seed, 2), params)?;
+            for _ in 0..a.gibbs_steps {
+                chains.run(&model, 1)?;
+                bar.inc(1);
+            }
+            report.method = Some("gibbs-langevin".into());
+            acceptance = Some(LangevinReport {
+                langevin_acceptance: chains.acceptance(),
+            });
+            chains.visible().to_vec()
+        }
+    };
+    bar.finish_and_clear();
+    write_rows(&a.output, visible, &rows)
+        .with_context(|| format!("cannot write the samples to {}", a.output.display()))?;
+    let mut summary = Summary::new("rbm sample", Some(seed));
+    summary.extend(&report)?;
+    if let Some(acc) = &acceptance {
+        summary.extend(acc)?;
+    }
+    summary.emit(&a.common)
+}
+
+/// The fraction of Langevin proposals accepted (`rbm sample --sampler gibbs-langevin`).
+#[derive(Serialize)]
+struct LangevinReport {
+    langevin_acceptance: f64,
 }
 
 /// Writes visible state rows: codes for discrete layers, f64 values for real ones.
