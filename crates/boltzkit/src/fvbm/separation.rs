@@ -72,7 +72,8 @@ use super::pseudo::{
 };
 use crate::error::{Error, Result};
 use crate::fit::Interrupt;
-use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, SolveOutcome};
+use microlp::{ComparisonOp, OptimizationDirection, Problem, Solution, SolveOptions, SolveOutcome};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// Smallest drift (max-norm since an earlier iterate, in spin units) that counts as
@@ -168,8 +169,9 @@ pub fn check(data: &PlData) -> Result<Existence> {
     check_until(data, None)
 }
 
-/// [`check`], stopped with [`Error::Interrupted`] within [`LP_SLICE`] of simplex work (or
-/// one pass over the pairs) once `interrupt` is set.
+/// [`check`], stopped with [`Error::Interrupted`] within [`LP_POLL`] while the simplex runs
+/// (its slice left to end on a worker thread) or one pass over the pairs otherwise, once
+/// `interrupt` is set.
 pub fn check_until(data: &PlData, interrupt: Option<&Interrupt>) -> Result<Existence> {
     solve_lp(data, data.d() * data.n_distinct() <= ALL_AT_ONCE, interrupt)
 }
@@ -223,8 +225,8 @@ fn interrupted() -> Error {
     }
 }
 
-/// Simplex work between two polls of the interrupt in [`check_until`] (microlp stops at its
-/// deadline, checked every 1,000 pivots, and resumes where it stopped).
+/// Simplex work between two looks at the interrupt by the LP's worker in [`check_until`]
+/// (microlp stops at its deadline, checked every 1,000 pivots, and resumes where it stopped).
 pub const LP_SLICE: Duration = Duration::from_millis(200);
 
 /// Smallest `min_q (y⁰_q + z_q) / w_u` that certifies existence.
@@ -302,10 +304,6 @@ fn solve_lp(data: &PlData, all_at_once: bool, interrupt: Option<&Interrupt>) -> 
     };
     let mut in_lp = vec![false; pairs];
     active.iter().for_each(|&q| in_lp[q] = true);
-    let lp_error = |e: microlp::Error| Error::Numerical {
-        context: "separation LP".into(),
-        detail: e.to_string(),
-    };
     let mut rounds = 0;
     loop {
         rounds += 1;
@@ -315,16 +313,8 @@ fn solve_lp(data: &PlData, all_at_once: bool, interrupt: Option<&Interrupt>) -> 
             let terms: Vec<_> = row(q).into_iter().map(|(a, v)| (vars[a], v)).collect();
             lp.add_constraint(&terms[..], ComparisonOp::Ge, 0.0);
         }
-        // in slices of LP_SLICE, the interrupt polled between them
-        let mut options = SolveOptions::default();
-        options.time_limit = Some(LP_SLICE);
-        let mut outcome = lp.solve_with(options).map_err(lp_error)?;
-        let solution = loop {
-            match outcome {
-                SolveOutcome::Solution(s) => break s,
-                SolveOutcome::Interrupted(_) if stop() => return Err(interrupted()),
-                o => outcome = o.resume().map_err(lp_error)?,
-            }
+        let Some(solution) = lp_solution(lp, interrupt)? else {
+            return Err(interrupted());
         };
         if stop() {
             return Err(interrupted());
@@ -372,6 +362,63 @@ fn solve_lp(data: &PlData, all_at_once: bool, interrupt: Option<&Interrupt>) -> 
         for &(_, q) in violated.iter().take((2 * p).max(32)) {
             in_lp[q] = true;
             active.push(q);
+        }
+    }
+}
+
+/// A microlp failure as [`Error::Numerical`].
+fn lp_error(e: microlp::Error) -> Error {
+    Error::Numerical {
+        context: "separation LP".into(),
+        detail: e.to_string(),
+    }
+}
+
+/// How often the caller of [`lp_solution`] polls the interrupt while the LP runs.
+const LP_POLL: Duration = Duration::from_millis(20);
+
+/// The optimum of `lp`, solved in slices of [`LP_SLICE`]; `None` once `interrupt` is set.
+/// With an interrupt the slices run on a worker thread and the caller polls the flag every
+/// [`LP_POLL`], returning at once: microlp checks its deadline only every 1,000 pivots, which
+/// at `d = 60` can take over a second, so a slice may overrun it; the worker then ends at the
+/// end of its slice on its own and its result is dropped.
+fn lp_solution(lp: Problem, interrupt: Option<&Interrupt>) -> Result<Option<Solution>> {
+    let flag = interrupt.cloned();
+    let solve = move || -> Result<Option<Solution>> {
+        let mut options = SolveOptions::default();
+        options.time_limit = Some(LP_SLICE);
+        let mut outcome = lp.solve_with(options).map_err(lp_error)?;
+        loop {
+            match outcome {
+                SolveOutcome::Solution(s) => return Ok(Some(s)),
+                SolveOutcome::Interrupted(_) if flag.as_ref().is_some_and(Interrupt::is_set) => {
+                    return Ok(None)
+                }
+                o => outcome = o.resume().map_err(lp_error)?,
+            }
+        }
+    };
+    let Some(flag) = interrupt else {
+        return solve();
+    };
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("separation LP".into())
+        .spawn(move || {
+            // the receiver is gone when the caller returned on the interrupt: nothing to do
+            let _ = tx.send(solve());
+        })
+        .map_err(|e| Error::Internal(format!("starting the separation LP's thread: {e}")))?;
+    loop {
+        match rx.recv_timeout(LP_POLL) {
+            Ok(result) => return result,
+            Err(RecvTimeoutError::Timeout) if flag.is_set() => return Ok(None),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(Error::Internal(
+                    "the separation LP's thread ended without a result".into(),
+                ))
+            }
         }
     }
 }
