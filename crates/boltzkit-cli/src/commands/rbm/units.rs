@@ -5,16 +5,15 @@
 //! `rbm eval` and `rbm sample` of such models: `units_eval.rs`.
 
 use super::fit::FitArgs;
-use super::units_data::{read_source, sample_weights, standardization, state_rows, visible_layer};
+use super::units_data::{read_source, sample_weights, state_rows, visible_layer};
 use crate::exit::UsageError;
 use crate::guard;
 use crate::progress;
 use crate::report::Summary;
 use anyhow::Context;
 use boltzkit::fit::StopReason;
-use boltzkit::rbm::units::{save_unit_rbm, train, UnitKind, UnitRbm, UnitRbmParams};
+use boltzkit::rbm::units::{fit_metadata, fit_unit_rbm, save_unit_rbm, UnitKind, UnitRbmParams};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// What `rbm fit` reports for a unit-type RBM.
 #[derive(Serialize)]
@@ -87,25 +86,13 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
     let layer = visible_layer(visible, q, &source)?;
     let rows = state_rows(&a.data, &layer, &source)?;
     let weights = sample_weights(a.units.weights.as_deref(), a.units.reweight, &source)?;
-    // Gaussian rows standardized (issue 34), the model written back in the data's units
-    let scaling = standardization(&params.scaling, &layer, &rows)?;
-    let z = scaling.as_ref().map(|s| s.apply(&rows));
-    let train_rows = z.as_deref().unwrap_or(&rows);
-    let model = UnitRbm::init_from_data(
-        layer,
-        hidden,
-        params.n_hidden,
-        train_rows,
-        params.weight_sd,
-        boltzkit::rng::derive_seed(seed, 3),
-    )?;
     let bar = progress::bar(params.train.train.epochs as u64, "epochs", a.common.quiet);
     let started = crate::report::started();
-    let mut fitted = train(
-        model,
-        train_rows,
+    let fitted = fit_unit_rbm(
+        &params,
+        layer,
+        &rows,
         weights.as_deref(),
-        &params.train,
         Some(&crate::interrupt::flag()),
         |_, _| {
             bar.inc(1);
@@ -113,15 +100,8 @@ pub(super) fn fit(a: FitArgs) -> anyhow::Result<()> {
         },
     )?;
     bar.finish_and_clear();
-    if let Some(s) = &scaling {
-        fitted.model = s.to_data_units(&fitted.model)?;
-    }
     let learn_s = started.elapsed().as_secs_f64();
-    let mut meta = BTreeMap::new();
-    meta.insert(
-        "settings".to_string(),
-        boltzkit::settings::to_json(&params)?.to_string(),
-    );
+    let mut meta = fit_metadata(&params)?;
     meta.insert("data_file".to_string(), a.data.display().to_string());
     save_unit_rbm(&a.output, &fitted.model, &meta)
         .with_context(|| format!("cannot write the model to {}", a.output.display()))?;

@@ -1,17 +1,15 @@
 //! The data of unit-type RBMs (`--visible-units`): integer codes (0/1 for Bernoulli, states
 //! per site for categorical, from a data file or an alignment), real values for Gaussian
 //! units (.npy, or comma/tab/space-separated text); sample weights; whether a model file is a
-//! unit-type model (`boltzkit/rbm/v2`) without reading its tensors.
+//! unit-type model (`boltzkit/rbm/v2`) without reading its tensors
+//! ([`boltzkit::rbm::units::is_unit_model_file`]).
 
 use anyhow::Context;
 use boltzkit::data::{read_dataset, read_npy_f64, Dataset, ReadOptions};
 use boltzkit::potts::weights::{read_weights, sequence_weights};
 use boltzkit::potts::{read_alignment, AlignmentParams};
-use boltzkit::rbm::units::{
-    Bernoulli, Categorical, Gaussian, Standardization, StandardizeParams, UnitKind, Units,
-    UNIT_RBM_FORMAT,
-};
-use std::io::Read;
+pub(super) use boltzkit::rbm::units::is_unit_model_file as is_unit_model;
+use boltzkit::rbm::units::{self, UnitKind, Units};
 use std::path::Path;
 
 /// A data file as read for a layer type: codes (discrete layers) or real rows.
@@ -157,20 +155,18 @@ pub(super) fn visible_layer(
     q: Option<u32>,
     source: &Source,
 ) -> anyhow::Result<Units> {
-    let n = source.n_vars();
-    Ok(match (kind, source) {
-        (UnitKind::Bernoulli, Source::Codes(_)) => Units::Bernoulli(Bernoulli::new(vec![0.0; n])?),
+    let states: Option<Vec<u32>> = match (kind, source) {
         (UnitKind::Categorical, Source::Codes(d)) => {
-            let q: Vec<usize> = match q {
-                Some(q) => vec![q as usize; n],
-                None => d.cardinalities().iter().map(|&c| c as usize).collect(),
-            };
-            let width = q.iter().sum();
-            Units::Categorical(Categorical::new(q, vec![0.0; width])?)
+            Some(q.map_or_else(|| d.cardinalities().to_vec(), |q| vec![q; d.n_vars()]))
         }
-        (UnitKind::Gaussian, Source::Real { .. }) => Units::Gaussian(Gaussian::standard(n)?),
+        (UnitKind::Bernoulli, Source::Codes(_)) | (UnitKind::Gaussian, Source::Real { .. }) => None,
         _ => anyhow::bail!("--visible-units {kind}: the data was read for another unit type"),
-    })
+    };
+    Ok(units::visible_layer(
+        kind,
+        source.n_vars(),
+        states.as_deref(),
+    )?)
 }
 
 /// The state rows of `layer` from `source` (one-hot rows for categorical units), checked.
@@ -185,38 +181,17 @@ pub(super) fn state_rows(path: &Path, layer: &Units, source: &Source) -> anyhow:
         );
     }
     let rows = match (layer, source) {
-        (Units::Categorical(c), Source::Codes(d)) => c.one_hot(d),
-        (Units::Bernoulli(_), Source::Codes(d)) => {
-            Ok(d.values().iter().map(|&x| f32::from(x)).collect())
+        (Units::Gaussian(_), Source::Real { rows, .. }) => {
+            layer.check_states(rows).map(|()| rows.clone())
         }
-        (Units::Gaussian(_), Source::Real { rows, .. }) => Ok(rows.clone()),
-        _ => anyhow::bail!(
+        (Units::Gaussian(_), _) | (_, Source::Real { .. }) => anyhow::bail!(
             "{}: the model's visible units are {}, which this data does not fit",
             path.display(),
             layer.kind()
         ),
+        (_, Source::Codes(d)) => layer.rows_from_codes(d),
     };
-    let rows = rows.with_context(|| format!("{}", path.display()))?;
-    layer
-        .check_states(&rows)
-        .with_context(|| format!("{}", path.display()))?;
-    Ok(rows)
-}
-
-/// The standardization of a Gaussian visible layer's rows when `p` asks for it (issue 34:
-/// on by default); none for other layers or with `--no-standardize`.
-pub(super) fn standardization(
-    p: &StandardizeParams,
-    layer: &Units,
-    rows: &[f32],
-) -> anyhow::Result<Option<Standardization>> {
-    if !p.standardize || layer.kind() != UnitKind::Gaussian {
-        return Ok(None);
-    }
-    Ok(Some(
-        Standardization::of(rows, layer.n_units(), p.sd_floor)
-            .context("standardizing the data (--no-standardize turns it off)")?,
-    ))
+    rows.with_context(|| format!("{}", path.display()))
 }
 
 /// Sample weights: a file of one weight per row (`--weights`), or 1 / (the sequences at
@@ -235,22 +210,4 @@ pub(super) fn sample_weights(
         }
         (None, None, _) => Ok(None),
     }
-}
-
-/// Whether `path` is a safetensors file whose `format` is `boltzkit/rbm/v2` (read from its
-/// header alone; any failure says no, and the binary reader reports it).
-pub(super) fn is_unit_model(path: &Path) -> bool {
-    let header = || -> Option<serde_json::Value> {
-        let mut f = std::fs::File::open(path).ok()?;
-        let mut len = [0u8; 8];
-        f.read_exact(&mut len).ok()?;
-        let len = u64::from_le_bytes(len);
-        if len > 100 << 20 {
-            return None;
-        }
-        let mut buf = vec![0u8; len as usize];
-        f.read_exact(&mut buf).ok()?;
-        serde_json::from_slice(&buf).ok()
-    };
-    header().is_some_and(|h| h["__metadata__"]["format"] == UNIT_RBM_FORMAT)
 }

@@ -2,8 +2,9 @@
 //! average log-likelihood per sample and per visible unit with the exact `ln Z` (a discrete
 //! layer of at most 2^22 states enumerated), forward AIS, RAISE or the bracket of both over
 //! the seam (`boltzkit::rbm::units::ais`), and samples of the visible layer by block Gibbs
-//! chains ([`UnitChains`]) started from the visible layer's own independent model, or for
-//! Gaussian visible units by Gibbs-Langevin chains ([`GibbsLangevin`]).
+//! chains ([`UnitChains`]) started from the visible layer's own independent model
+//! ([`sample_start`]), or for Gaussian visible units by Gibbs-Langevin chains
+//! ([`GibbsLangevin`]).
 
 use super::eval::{EvalArgs, MethodArg};
 use super::sample::SampleArgs;
@@ -13,14 +14,15 @@ use crate::guard;
 use crate::progress;
 use crate::report::{SampleSummary, Summary};
 use anyhow::Context;
-use boltzkit::data::{write_dataset, write_npy_f64, Dataset};
+use boltzkit::data::{write_dataset, write_npy_f64};
 use boltzkit::rbm::ais::AisSchedule;
+use boltzkit::rbm::eval_settings::EvalParams;
 use boltzkit::rbm::raise::raise_rows;
 use boltzkit::rbm::units::{
-    ais_log_partition, load_unit_rbm, normalized_weights, raise_log_likelihoods, GibbsLangevin,
-    UnitChains, UnitKind, UnitRbm, Units,
+    ais_with, load_unit_rbm, normalized_weights, raise_log_likelihoods, sample_start,
+    GibbsLangevin, UnitChains, UnitKind, UnitRbm, Units,
 };
-use boltzkit::rng::{derive_rng, derive_seed};
+use boltzkit::rng::derive_seed;
 use serde::Serialize;
 use std::path::Path;
 
@@ -110,14 +112,13 @@ pub(super) fn eval(a: EvalArgs) -> anyhow::Result<()> {
     let interrupt = crate::interrupt::flag();
     let seed = seed.unwrap_or(0);
     let mut ais = || -> anyhow::Result<f64> {
-        let est = ais_log_partition(
-            &model,
-            Some(&rows),
-            &schedule,
-            chains,
-            derive_seed(seed, 1),
-            Some(&interrupt),
-        )?;
+        let settings = EvalParams {
+            ais_chains: chains,
+            ais_steps: steps,
+            seed,
+            ..EvalParams::default()
+        };
+        let est = ais_with(&model, Some(&rows), &settings, Some(&interrupt))?;
         (r.log_z, r.log_z_se, r.chains, r.steps) = (
             Some(est.log_z),
             Some(est.std_err),
@@ -248,11 +249,7 @@ pub(super) fn sample(a: SampleArgs) -> anyhow::Result<()> {
             .saturating_mul((wv + model.hidden().width()) as u64)
             .saturating_mul(16),
     )?;
-    let mut v0 = vec![0.0f32; n * wv];
-    let mut rngs: Vec<_> = (0..n as u64)
-        .map(|i| derive_rng(derive_seed(seed, 1), i))
-        .collect();
-    visible.sample(&vec![0.0; n * wv], &mut v0, &mut rngs)?;
+    let v0 = sample_start(&model, n, seed)?;
     let bar = progress::bar(a.gibbs_steps as u64, "gibbs steps", a.common.quiet);
     let mut report = SampleSummary::new(&a.model, n, &a.output);
     report.gibbs_steps = Some(a.gibbs_steps);
@@ -298,29 +295,11 @@ struct LangevinReport {
 
 /// Writes visible state rows: codes for discrete layers, f64 values for real ones.
 fn write_rows(path: &Path, layer: &Units, rows: &[f32]) -> anyhow::Result<()> {
-    let wv = layer.width();
-    let n = rows.len() / wv;
-    match layer {
-        Units::Categorical(c) => {
-            let mut codes = Vec::with_capacity(n * c.q().len());
-            for row in rows.chunks_exact(wv) {
-                let mut at = 0;
-                for &q in c.q() {
-                    let k = row[at..at + q].iter().position(|&x| x == 1.0).unwrap_or(0);
-                    codes.push(k as u8);
-                    at += q;
-                }
-            }
-            let card = c.q().iter().map(|&q| q as u32).collect();
-            write_dataset(path, &Dataset::from_flat(codes, c.q().len(), card)?)?;
-        }
-        Units::Bernoulli(_) => {
-            let codes = rows.iter().map(|&x| u8::from(x == 1.0)).collect();
-            write_dataset(path, &Dataset::from_flat(codes, wv, vec![2; wv])?)?;
-        }
-        _ => {
+    match layer.codes_from_rows(rows)? {
+        Some(codes) => write_dataset(path, &codes)?,
+        None => {
             let values: Vec<f64> = rows.iter().map(|&x| f64::from(x)).collect();
-            write_npy_f64(path, &[n, wv], &values)?;
+            write_npy_f64(path, &[rows.len() / layer.width(), layer.width()], &values)?;
         }
     }
     Ok(())

@@ -42,6 +42,25 @@ pub struct UnitRbmFile {
     pub metadata: BTreeMap<String, String>,
 }
 
+/// Whether `path` is a safetensors file whose `format` is [`UNIT_RBM_FORMAT`], read from its
+/// header alone (any failure says no, and the binary reader then reports it).
+pub fn is_unit_model_file(path: &Path) -> bool {
+    use std::io::Read;
+    let header = || -> Option<serde_json::Value> {
+        let mut f = std::fs::File::open(path).ok()?;
+        let mut len = [0u8; 8];
+        f.read_exact(&mut len).ok()?;
+        let len = u64::from_le_bytes(len);
+        if len > 100 << 20 {
+            return None;
+        }
+        let mut buf = vec![0u8; len as usize];
+        f.read_exact(&mut buf).ok()?;
+        serde_json::from_slice(&buf).ok()
+    };
+    header().is_some_and(|h| h["__metadata__"]["format"] == UNIT_RBM_FORMAT)
+}
+
 /// The reserved metadata keys (the writer sets them).
 const RESERVED: [&str; 3] = ["format", "visible_units", "hidden_units"];
 
@@ -58,6 +77,17 @@ pub fn save_unit_rbm(
             format!("key `{k}` is reserved (the writer sets it)"),
         ));
     }
+    let tensors = unit_rbm_tensors(model)?;
+    let mut meta = metadata.clone();
+    meta.insert("format".into(), UNIT_RBM_FORMAT.into());
+    meta.insert("visible_units".into(), model.visible().kind().to_string());
+    meta.insert("hidden_units".into(), model.hidden().kind().to_string());
+    save_tensors(path, &tensors, &meta)
+}
+
+/// The tensors a model file holds, by their names in the file: `W` (`width_v × width_h`),
+/// then each layer's parameters under `v.` and `h.` (the module's header lists them).
+pub fn unit_rbm_tensors(model: &UnitRbm) -> Result<Vec<NamedTensor>> {
     let (wv, wh) = (model.visible().width(), model.hidden().width());
     let mut tensors = vec![NamedTensor::new(
         "W",
@@ -66,11 +96,7 @@ pub fn save_unit_rbm(
     )?];
     layer_tensors("v", model.visible(), &mut tensors)?;
     layer_tensors("h", model.hidden(), &mut tensors)?;
-    let mut meta = metadata.clone();
-    meta.insert("format".into(), UNIT_RBM_FORMAT.into());
-    meta.insert("visible_units".into(), model.visible().kind().to_string());
-    meta.insert("hidden_units".into(), model.hidden().kind().to_string());
-    save_tensors(path, &tensors, &meta)
+    Ok(tensors)
 }
 
 /// The tensors of one layer under `prefix.`.

@@ -12,6 +12,7 @@
 //! | `statistics` | [`UnitStats`]: the log-likelihood gradient's statistics; the exact gradient by enumeration |
 //! | `sample_weights` | [`normalized_weights`]: data rows' weights scaled to add to 1 |
 //! | `init` | [`UnitRbm::init_from_data`], [`UnitRbmParams`] (a whole run's settings), [`default_layer`] |
+//! | `pipeline` | the runs both front ends make: [`visible_layer`], codes as rows and back, [`fit_unit_rbm`], [`continue_unit_rbm`], [`fit_metadata`], [`ais_with`], [`sample_chains`] |
 //! | `train` | [`train`]: CD-k / PCD-k over the seam, sample weights, L2 and L1², [`UnitTrainParams`] |
 //! | `file` | model files `boltzkit/rbm/v2`: [`save_unit_rbm`], [`load_unit_rbm`] |
 //! | `couplings` | [`effective_couplings`]: PGM's effective couplings of categorical visible units, for contacts |
@@ -46,6 +47,7 @@ mod init;
 mod layer;
 mod model;
 mod optim;
+mod pipeline;
 mod relu;
 mod sample_weights;
 pub mod special;
@@ -65,7 +67,10 @@ pub use categorical::Categorical;
 pub use chains::UnitChains;
 pub use couplings::{effective_couplings, CouplingParams, EffectiveCouplings};
 pub use drelu::DRelu;
-pub use file::{load_unit_rbm, save_unit_rbm, UnitRbmFile, UNIT_RBM_FORMAT};
+pub use file::{
+    is_unit_model_file, load_unit_rbm, save_unit_rbm, unit_rbm_tensors, UnitRbmFile,
+    UNIT_RBM_FORMAT,
+};
 pub use gaussian::{Gaussian, VARIANCE_BOUNDS};
 pub use gaussian_fit::{clip_gradient, Standardization, StandardizeParams};
 pub use gibbs_langevin::{GibbsLangevin, LangevinParams};
@@ -73,6 +78,10 @@ pub use init::{default_layer, UnitRbmParams};
 pub use layer::{UnitKind, Units};
 pub use model::{UnitRbm, MAX_ENUM_STATES};
 pub use optim::UnitOptimizer;
+pub use pipeline::{
+    ais_with, continue_unit_rbm, fit_metadata, fit_unit_rbm, sample_chains, sample_start,
+    visible_layer,
+};
 pub use relu::Relu;
 pub use sample_weights::normalized_weights;
 pub use statistics::UnitStats;
