@@ -134,7 +134,8 @@ fn binarization(threshold: Option<f64>) -> Binarize {
     threshold.map_or(Binarize::None, Binarize::Threshold)
 }
 
-/// The default settings object of a learner (`"rbm"`, `"frank-wolfe"`, `"fsll"`, `"potts"`: the
+/// The default settings object of a learner (`"rbm"`, `"rbm-units"`: an RBM with other unit
+/// types, `"frank-wolfe"`, `"fsll"`, `"potts"`: the
 /// DCA pipeline's fit; `"fvbm-ALGO"` for an FVBM solver, as `"fvbm-newton"`; `"contacts"`:
 /// contact precision's; `"eval"`: a likelihood estimate's), as JSON: the estimators read their keyword arguments' defaults from it,
 /// so each default is written once, in the library.
@@ -142,6 +143,8 @@ fn binarization(threshold: Option<f64>) -> Binarize {
 pub fn default_settings(kind: &str) -> PyResult<String> {
     let value = if kind == "rbm" {
         boltzkit::settings::to_json(&RbmParams::default())
+    } else if kind == "rbm-units" {
+        boltzkit::settings::to_json(&boltzkit::rbm::units::UnitRbmParams::default())
     } else if kind == "fsll" {
         boltzkit::settings::to_json(&FsllParams::default())
     } else if kind == "frank-wolfe" {
@@ -156,7 +159,7 @@ pub fn default_settings(kind: &str) -> PyResult<String> {
         FvbmParams::default_for(algo).and_then(|p| boltzkit::settings::to_json(&p))
     } else {
         return Err(PyValueError::new_err(format!(
-            "no settings schema named {kind:?} (known: rbm, frank-wolfe, fsll, potts, contacts, \
+            "no settings schema named {kind:?} (known: rbm, rbm-units, frank-wolfe, fsll, potts, contacts, \
              eval, fvbm-ALGO)"
         )));
     };

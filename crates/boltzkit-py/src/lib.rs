@@ -12,6 +12,7 @@ mod fitting;
 mod functions;
 mod model;
 mod potts;
+mod rbm_units;
 mod run;
 mod testing;
 mod threads;
@@ -24,6 +25,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<model::NativeModel>()?;
     m.add_function(wrap_pyfunction!(fitting::default_settings, m)?)?;
     m.add_function(wrap_pyfunction!(fitting::fit_rbm, m)?)?;
+    m.add_class::<rbm_units::NativeUnitModel>()?;
+    m.add_function(wrap_pyfunction!(rbm_units::fit_unit_rbm_py, m)?)?;
+    m.add_function(wrap_pyfunction!(rbm_units::is_unit_model_file, m)?)?;
     m.add_function(wrap_pyfunction!(fitting::fit_frank_wolfe, m)?)?;
     m.add_function(wrap_pyfunction!(fitting::fit_fvbm, m)?)?;
     m.add_function(wrap_pyfunction!(fitting::fit_fsll, m)?)?;

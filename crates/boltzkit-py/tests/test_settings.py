@@ -17,25 +17,19 @@ from boltzkit import _native
 
 STUB = pathlib.Path(boltzkit.__file__).with_name("_native.pyi")
 
-# (estimator, settings kind, its TypedDict in the stub, the estimator's own parameters: the
-# front end's, not the learner's; the learner's ``seed`` is ``random_state``)
-CASES = [
-    (
-        boltzkit.RBM,
-        "rbm",
-        "RbmSettings",
-        {
-            "binarize",
-            "warm_start",
-            "monitor",
-            "eval_every",
-            "verbose",
-            "callback",
-            "random_state",
-            "n_jobs",
-        },
-    ),
-]
+# RBM's own parameters: the front end's, not the learner's; the learner's ``seed`` is
+# ``random_state``; ``n_states`` is the categorical layer's shape, read from the data
+RBM_OWN = {
+    "n_states",
+    "binarize",
+    "warm_start",
+    "monitor",
+    "eval_every",
+    "verbose",
+    "callback",
+    "random_state",
+    "n_jobs",
+}
 
 
 def stub_fields(name):
@@ -52,19 +46,26 @@ def doc_parameters(cls):
     return [m.group(1) for m in re.finditer(r"^(\w+) :", section, re.M)]
 
 
-@pytest.mark.parametrize("cls, kind, stub, own", CASES, ids=[c[1] for c in CASES])
-def test_signature_docstring_and_stub_name_the_library_settings(cls, kind, stub, own):
-    defaults = json.loads(_native.default_settings(kind))
-    settings = [name for name in defaults if name != "seed"]
-    signature = inspect.signature(cls.__init__).parameters
+def test_signature_docstring_and_stub_name_the_library_settings():
+    """RBM's settings are ``RbmParams``'s (the binary trainer's, in their order), then the
+    fields ``UnitRbmParams`` adds for other unit types (in theirs); each stub lists its
+    schema's fields; every default is the library's."""
+    binary = json.loads(_native.default_settings("rbm"))
+    units = json.loads(_native.default_settings("rbm-units"))
+    assert set(binary) <= set(units)
+    settings = [n for n in binary if n != "seed"] + [n for n in units if n not in binary]
+    signature = inspect.signature(boltzkit.RBM.__init__).parameters
     names = [name for name in signature if name != "self"]
-    assert [n for n in names if n not in own] == settings
-    assert set(names) - set(settings) == own
-    assert [n for n in doc_parameters(cls) if n not in own] == settings
-    assert set(doc_parameters(cls)) - set(settings) == own
-    assert stub_fields(stub) == list(defaults)
+    assert [n for n in names if n not in RBM_OWN] == settings
+    assert set(names) - set(settings) == RBM_OWN
+    assert [n for n in doc_parameters(boltzkit.RBM) if n not in RBM_OWN] == settings
+    assert set(doc_parameters(boltzkit.RBM)) - set(settings) == RBM_OWN
+    assert stub_fields("RbmSettings") == list(binary)
+    assert stub_fields("UnitRbmSettings") == list(units)
     for name in settings:
-        assert signature[name].default == defaults[name], name
+        assert signature[name].default == units[name], name
+        if name in binary:
+            assert binary[name] == units[name], name
 
 
 def test_unknown_settings_kind_is_refused():

@@ -56,6 +56,21 @@ POTTS_SAMPLE_WEIGHT_CHECKS = {
     "check_sample_weights_list",
 }
 
+# RBM's fit takes sample_weight for unit types other than 0/1 (RBM(visible=, hidden=), the unit
+# trainer); the default binary RBM's trainers have no sample weights and refuse them (one
+# ValueError, as the CLI refuses --weights on a binary run), so exactly the sample-weight
+# checks fail on the default estimator; test_rbm_units.py covers the weighted fits.
+BINARY_SAMPLE_WEIGHT_CHECKS = {
+    "check_all_zero_sample_weights_error",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weight_equivalence_on_sparse_data",
+    "check_sample_weights_list",
+    "check_sample_weights_not_an_array",
+    "check_sample_weights_not_overwritten",
+    "check_sample_weights_pandas_series",
+    "check_sample_weights_shape",
+}
+
 
 def results_of(est):
     """check_estimator's results for ``est`` and the names of the checks that failed."""
@@ -69,20 +84,20 @@ def results_of(est):
 
 @pytest.mark.filterwarnings("ignore:Skipping check check_array_api_input")
 @pytest.mark.parametrize(
-    "est",
+    "est, expected",
     [
         # every parameter at its default (2 s); binarize="auto" thresholds the checks'
         # real-valued data at 0.5
-        boltzkit.RBM(),
+        (boltzkit.RBM(), BINARY_SAMPLE_WEIGHT_CHECKS),
         # the defaults but for the size (they pass too, in 150 s: 100 units from 2,000 chains)
-        boltzkit.FrankWolfeRBM(max_units=2, n_chains=50),
-        boltzkit.FVBM(),
+        (boltzkit.FrankWolfeRBM(max_units=2, n_chains=50), set()),
+        (boltzkit.FVBM(), set()),
     ],
     ids=["RBM", "FrankWolfeRBM", "FVBM"],
 )
-def test_check_estimator(est):
+def test_check_estimator(est, expected):
     results, failed = results_of(est)
-    assert not failed, [
+    assert failed == expected, [
         (r["check_name"], str(r["exception"])[:300]) for r in results if r["status"] == "failed"
     ]
 

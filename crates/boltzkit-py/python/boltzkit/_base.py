@@ -100,7 +100,13 @@ def _reduce_model(m):
     return (_native.NativeModel.from_bytes, (bytes(m.to_bytes()),))
 
 
+def _reduce_unit_model(m):
+    """Pickles an RBM of unit types other than 0/1 through the bytes of its model file."""
+    return (_native.NativeUnitModel.from_bytes, (bytes(m.to_bytes()),))
+
+
 copyreg.pickle(_native.NativeModel, _reduce_model)
+copyreg.pickle(_native.NativeUnitModel, _reduce_unit_model)
 
 
 def check_fitted(est, attribute="model_"):

@@ -99,6 +99,104 @@ class RbmSettings(TypedDict, total=False):
     nu_lambda: float
     divergence_tol: float
 
+class UnitRbmSettings(TypedDict, total=False):
+    """The settings object of an RBM with unit types other than 0/1 (the library's
+    ``UnitRbmParams``, JSON; ``default_settings("rbm-units")``): ``RbmSettings`` and the unit
+    types' own, the names of ``RBM``'s keyword arguments (``seed`` is its ``random_state``)."""
+
+    visible: str
+    hidden: str
+    n_hidden: int
+    weight_sd: float
+    n_epochs: int
+    batch_size: int
+    algo: str
+    learning_rate: float
+    learning_rate_end: Optional[float]
+    momentum: float
+    weight_decay: float
+    shuffle: bool
+    seed: int
+    max_abs_param: float
+    nu_mu: float
+    nu_lambda: float
+    divergence_tol: float
+    l1_squared: float
+    clip_norm: float
+    optimizer: str
+    adam_beta1: float
+    adam_beta2: float
+    adam_epsilon: float
+    decay_after: Optional[float]
+    saturate: Optional[float]
+    zero_sum_gauge: bool
+    standardize: bool
+    sd_floor: float
+
+class NativeUnitModel:
+    """An RBM with unit types other than 0/1 (``boltzkit/rbm/v2`` files) with its metadata.
+    ``x`` is ``uint8`` codes (Bernoulli, categorical visible units) or ``float64`` values
+    (Gaussian)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def visible_units(self) -> str: ...
+    @property
+    def hidden_units(self) -> str: ...
+    @property
+    def n_variables(self) -> int: ...
+    @property
+    def n_hidden(self) -> int: ...
+    @property
+    def states(self) -> Optional[list[int]]: ...
+    @property
+    def metadata(self) -> dict[str, str]: ...
+    def params(self) -> dict[str, npt.NDArray[Any]]: ...
+    def log_probs(
+        self,
+        x: npt.NDArray[Any],
+        method: str = "auto",
+        settings_json: str = "{}",
+        threads: Optional[int] = None,
+    ) -> tuple[npt.NDArray[np.float64], _Estimate]: ...
+    def log_likelihood(
+        self,
+        x: npt.NDArray[Any],
+        method: str = "auto",
+        settings_json: str = "{}",
+        threads: Optional[int] = None,
+        weights: Optional[npt.NDArray[np.float64]] = None,
+    ) -> tuple[_Estimate, _Estimate, Optional[_Estimate]]: ...
+    def log_partition(
+        self, method: str = "auto", settings_json: str = "{}", threads: Optional[int] = None
+    ) -> _Estimate: ...
+    def hidden_means(
+        self, x: npt.NDArray[Any], threads: Optional[int] = None
+    ) -> npt.NDArray[np.float32]: ...
+    def sample(
+        self, n: int, seed: int, gibbs_steps: int = 1000, threads: Optional[int] = None
+    ) -> tuple[npt.NDArray[Any], npt.NDArray[np.float32]]: ...
+    def gibbs(
+        self, x: npt.NDArray[Any], seed: int, threads: Optional[int] = None
+    ) -> tuple[npt.NDArray[Any], npt.NDArray[np.float32]]: ...
+    def save(self, path: _Path, data_file: Optional[_Path] = None) -> None: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(bytes: bytes) -> NativeUnitModel: ...
+    @staticmethod
+    def load(path: _Path) -> NativeUnitModel: ...
+
+def fit_unit_rbm(
+    x: npt.NDArray[Any],
+    settings: str,
+    states: Optional[list[int]] = None,
+    weights: Optional[npt.NDArray[np.float64]] = None,
+    callback: _Callback = None,
+    threads: Optional[int] = None,
+    init: Optional[NativeUnitModel] = None,
+) -> tuple[NativeUnitModel, str, Optional[BaseException]]: ...
+def is_unit_model_file(path: _Path) -> bool: ...
 def default_settings(kind: str) -> str: ...
 def fit_rbm(
     x: _U8,

@@ -10,7 +10,16 @@ import numpy as np
 
 from . import _native
 from ._base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, check_fitted
-from ._model import ModelMixin, as_native_model
+from ._model import ModelMixin, as_native_model, check_states_count
+from ._rbm_units import (
+    UNIT_SETTINGS,
+    UNITS,
+    fit_units,
+    is_units,
+    refuse_on_binary,
+    unit_start,
+    unit_states,
+)
 from ._results import parse_record, progress_hook
 from ._settings import defaults, saved, settings_json
 from ._validation import (
@@ -72,6 +81,8 @@ class _RbmMixin(ModelMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         ndarray of shape (n_samples, n_hidden), float32
         """
         check_fitted(self)
+        if self.model_.kind == "rbm-units":
+            return self.model_.hidden_means(self._check_X(X), self._threads())
         return self.model_.hidden_probs(self._check_X(X), self._threads())
 
     def gibbs(self, v, random_state=None):
@@ -88,11 +99,27 @@ class _RbmMixin(ModelMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         ndarray of shape (n_samples, n_features), uint8
         """
         check_fitted(self)
-        return self.model_.gibbs(self._check_X(v), self._call_seed(random_state), self._threads())
+        out = self.model_.gibbs(self._check_X(v), self._call_seed(random_state), self._threads())
+        return out[0] if self.model_.kind == "rbm-units" else out
 
     def _params(self):
         check_fitted(self)
+        if self.model_.kind == "rbm-units":
+            p = self.model_.params()
+            hidden = next((p[k] for k in ("h.bias", "h.theta") if k in p), None)
+            return p["W"], p.get("v.bias", p.get("v.fields")), hidden
         return self.model_.rbm_params()
+
+    @property
+    def unit_params_(self):
+        """Every parameter by its name in the model file (``W``, ``v.fields``, ``v.q``,
+        ``h.gamma_plus``, …; the layers' tensors of ``boltzkit/rbm/v2`` files); a binary
+        model's ``W``, ``v.bias``, ``h.bias``."""
+        check_fitted(self)
+        if self.model_.kind == "rbm-units":
+            return dict(self.model_.params())
+        W, b, c = self.model_.rbm_params()
+        return {"W": W, "v.bias": b, "h.bias": c}
 
     @property
     def components_(self):
@@ -101,12 +128,14 @@ class _RbmMixin(ModelMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin):
 
     @property
     def intercept_visible_(self):
-        """Visible biases ``b``, shape (n_features,)."""
+        """Visible biases ``b``, shape (n_features,) (categorical units: the fields, one per
+        site and state)."""
         return self._params()[1]
 
     @property
     def intercept_hidden_(self):
-        """Hidden biases ``c``, shape (n_hidden,)."""
+        """Hidden biases ``c``, shape (n_hidden,) (ReLU units: the thresholds ``θ``; dReLU
+        units: None, see :attr:`unit_params_`)."""
         return self._params()[2]
 
     def __sklearn_tags__(self):
@@ -118,7 +147,7 @@ class _RbmMixin(ModelMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin):
 
 class RBM(_RbmMixin, BaseEstimator):
     """Restricted Boltzmann machine with binary (0/1) units, trained by any of the library's
-    trainers.
+    trainers, or with other unit types (``visible=``, ``hidden=``).
 
     The energy is ``E(v, h) = -vᵀWh - bᵀv - cᵀh``. A fresh model starts from small random
     weights (sd 0.01) and the data's base-rate visible biases, as ``boltzkit rbm fit``; with
@@ -130,9 +159,20 @@ class RBM(_RbmMixin, BaseEstimator):
     ``score_samples`` is the log-likelihood ``ln p(v)`` (exact when the smaller layer is small
     enough, AIS otherwise, ``method=`` to choose), theirs a one-unit pseudo-likelihood.
 
-    The parameters from ``n_hidden`` to ``divergence_tol`` are the library's settings
-    (``RbmParams``: the names of a model file's ``settings``, the defaults the library's),
-    passed to it as one settings object and checked there.
+    The parameters from ``n_hidden`` to ``sd_floor`` are the library's settings
+    (``RbmParams``, and ``UnitRbmParams`` for other unit types: the names of a model file's
+    ``settings``, the defaults the library's), passed to it as one settings object and
+    checked there.
+
+    Unit types (issue 34): ``visible="categorical"`` (Potts units: ``X`` holds integer codes,
+    ``n_states`` states per site) or ``"gaussian"`` (real values, standardized by default),
+    ``hidden="relu"``, ``"drelu"`` (PGM's double-sided ReLU) or ``"gaussian"``. Such an RBM
+    trains with ``cd-K`` or ``pcd-K``, sample weights (``fit(X, sample_weight=w)``), L2 and
+    PGM's L1², as ``boltzkit rbm fit --visible-units V --hidden-units H`` (the same library
+    run: with the same ``random_state`` and settings, the same model file); it is scored
+    exactly where a discrete layer is small (at most 2^22 states) and by forward AIS otherwise,
+    and sampled on both layers. ``visible="bernoulli", hidden="bernoulli"`` is the binary RBM
+    above, unchanged.
 
     Parameters
     ----------
@@ -174,6 +214,39 @@ class RBM(_RbmMixin, BaseEstimator):
         more than this fraction of the independent-units model's figure (its entropy per
         unit on those pairs), training stops as diverged with the best model kept
         (``stop_reason_`` starts with ``"diverged"``, a ``DivergenceWarning``).
+    visible : {"bernoulli", "categorical", "gaussian"}, default="bernoulli"
+        The visible units' type.
+    hidden : {"bernoulli", "relu", "drelu", "gaussian"}, default="bernoulli"
+        The hidden units' type.
+    l1_squared : float, default=0.0
+        PGM's L1² penalty ``λ/(2·width_v) Σ_μ (Σ_i |W_iμ|)²`` on each hidden unit's weights
+        (unit types other than 0/1).
+    clip_norm : float, default=0.0
+        Clip each mini-batch gradient to this Euclidean norm (Liao et al. 2022, for Gaussian
+        layers); 0: off.
+    optimizer : {"sgd", "adam"}, default="sgd"
+        The update rule of unit-type RBMs: SGD with ``momentum``, or PGM's ADAM.
+    adam_beta1 : float, default=0.0
+        ADAM's first-moment decay (0: none, as PGM's updates of ``W`` and the fields).
+    adam_beta2 : float, default=0.99
+        ADAM's second-moment decay.
+    adam_epsilon : float, default=0.001
+        ADAM's ``ε`` added to ``√v̂``.
+    decay_after : float or None, default=None
+        PGM's rate decay: the rate constant for this fraction of the epochs, then geometric
+        to ``learning_rate_end`` (default 1 % of ``learning_rate``) at the last epoch.
+    saturate : float or None, default=None
+        PGM's gradient saturation: each gradient coordinate clipped to ``[-c, c]``.
+    zero_sum_gauge : bool, default=False
+        PGM's zero-sum gauge of categorical visible units after every update.
+    standardize : bool, default=True
+        Train Gaussian visible units on standardized columns; the model is written back in
+        the data's units (the same density).
+    sd_floor : float, default=0.1
+        Each column's standard deviation floored at this fraction of the largest column's.
+    n_states : int, sequence of int or None, default=None
+        States per site of categorical visible units (one number for every site, or one per
+        site); None: each column's largest code + 1 (at least 2), as the CLI reads codes.
     binarize : "auto", float or None, default="auto"
         ``"auto"``: 0/1 data are taken as they are; any other data (grayscale or
         probabilities in [0, 1], what ``BernoulliRBM`` takes) are thresholded at 0.5, and the
@@ -245,6 +318,20 @@ class RBM(_RbmMixin, BaseEstimator):
         nu_mu=_RBM["nu_mu"],
         nu_lambda=_RBM["nu_lambda"],
         divergence_tol=_RBM["divergence_tol"],
+        visible=UNITS["visible"],
+        hidden=UNITS["hidden"],
+        l1_squared=UNITS["l1_squared"],
+        clip_norm=UNITS["clip_norm"],
+        optimizer=UNITS["optimizer"],
+        adam_beta1=UNITS["adam_beta1"],
+        adam_beta2=UNITS["adam_beta2"],
+        adam_epsilon=UNITS["adam_epsilon"],
+        decay_after=UNITS["decay_after"],
+        saturate=UNITS["saturate"],
+        zero_sum_gauge=UNITS["zero_sum_gauge"],
+        standardize=UNITS["standardize"],
+        sd_floor=UNITS["sd_floor"],
+        n_states=None,
         binarize="auto",
         warm_start=False,
         monitor=None,
@@ -268,6 +355,20 @@ class RBM(_RbmMixin, BaseEstimator):
         self.nu_mu = nu_mu
         self.nu_lambda = nu_lambda
         self.divergence_tol = divergence_tol
+        self.visible = visible
+        self.hidden = hidden
+        self.l1_squared = l1_squared
+        self.clip_norm = clip_norm
+        self.optimizer = optimizer
+        self.adam_beta1 = adam_beta1
+        self.adam_beta2 = adam_beta2
+        self.adam_epsilon = adam_epsilon
+        self.decay_after = decay_after
+        self.saturate = saturate
+        self.zero_sum_gauge = zero_sum_gauge
+        self.standardize = standardize
+        self.sd_floor = sd_floor
+        self.n_states = n_states
         self.binarize = binarize
         self.warm_start = warm_start
         self.monitor = monitor
@@ -295,8 +396,24 @@ class RBM(_RbmMixin, BaseEstimator):
         check_choice("monitor", self.monitor, (None, "exact", "ais"))
         if not isinstance(self.algo, str):
             raise ValueError(f"algo must be a string such as 'pcd-1' ({ALGORITHMS})")
+        for name in ("l1_squared", "clip_norm", "adam_beta1", "adam_beta2", "adam_epsilon"):
+            check_number(name, getattr(self, name))
+        check_number("sd_floor", self.sd_floor)
+        check_number("decay_after", self.decay_after, allow_none=True)
+        check_number("saturate", self.saturate, allow_none=True)
+        check_choice("optimizer", self.optimizer, ("sgd", "adam"))
 
-    def fit(self, X, y=None, init=None):
+    def _units(self):
+        """Whether this RBM has a layer other than 0/1 (the unit trainer's)."""
+        return is_units(self)
+
+    def _check_values(self, X, *, reset=False, deferred=False):
+        if not self._units():
+            return super()._check_values(X, reset=reset, deferred=deferred)
+        n = None if reset else getattr(self, "n_features_in_", None)
+        return unit_states(self, X, reset=reset, n_features=n)
+
+    def fit(self, X, y=None, init=None, sample_weight=None):
         """Trains the RBM on ``X`` (an array, a DataFrame or a scipy sparse matrix); returns
         ``self``.
 
@@ -307,10 +424,17 @@ class RBM(_RbmMixin, BaseEstimator):
         ``warm_start=True`` starts from this estimator's model of the previous fit. The
         starting model's hidden units must number ``n_hidden``.
 
+        ``sample_weight`` (one weight per row, e.g. sequence weights) weights the rows of RBMs
+        with unit types other than 0/1 (as the CLI's ``--weights``); those start afresh
+        (``init`` and ``warm_start`` are for binary RBMs).
+
         Ctrl-C stops training after the current update: the estimator keeps the last good
         model, then ``KeyboardInterrupt`` is raised.
         """
         self._check_params()
+        if self._units():
+            return self._fit_units(X, init, sample_weight)
+        refuse_on_binary(self, RBM_SETTINGS, sample_weight)
         start = self._start_model(init)
         if start is not None and start[0].kind in ("rbm", "frank-wolfe"):
             hidden = start[0].rbm_params()[0].shape[1]
@@ -326,28 +450,100 @@ class RBM(_RbmMixin, BaseEstimator):
         self.n_partial_fits_ = 0
         return self
 
-    def partial_fit(self, X, y=None):
+    def _fit_units(self, X, init, sample_weight):
+        """``fit`` of an RBM with unit types other than 0/1 (``_rbm_units``)."""
+        if self.monitor is not None:
+            raise ValueError(
+                f"monitor is for bernoulli/bernoulli RBMs; score a {self.visible}/"
+                f"{self.hidden} RBM after fitting (score, log_likelihood)"
+            )
+        start = unit_start(self, init)
+        X, _ = self._validate(X, reset=start is None)
+        seed = seed_from(self.random_state)
+        self._train_units(X, sample_weight, seed, start)
+        self.seed_ = seed
+        self.n_partial_fits_ = 0
+        return self
+
+    def _train_units(self, X, sample_weight, seed, start, **override):
+        """Trains a unit-type RBM from ``start`` (None: a fresh model) and keeps the model."""
+        hook = progress_hook("RBM", self.verbose, self.callback)
+        model, record, exc = fit_units(
+            self, X, sample_weight, seed, hook, self._threads(), start, **override
+        )
+        record = parse_record(record)
+        self.model_ = model
+        self.n_features_in_ = X.shape[1]
+        self.record_ = record
+        self.stop_reason_ = record["stop_reason"]
+        self.history_ = record["history"]
+        if exc is not None:
+            raise exc
+        warn_fit(record, self.stop_reason_)
+
+    def sample(self, n_samples=1, n_steps=None, random_state=None, return_hidden=False):
+        """``n_samples`` states drawn from the model by block Gibbs (as ``boltzkit rbm
+        sample``).
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+        n_steps : int or None, default=None
+            Gibbs steps per chain (None: 1,000). Binary RBMs start from uniform random
+            states, other unit types from the visible layer's independent model.
+        random_state : int, Generator or None, default=None
+            None: the estimator's ``random_state``.
+        return_hidden : bool, default=False
+            Also return the hidden layer's last states (RBMs with unit types other than 0/1).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            ``uint8`` states or codes (a categorical site's state), ``float64`` values of
+            Gaussian units; with ``return_hidden``, a pair ``(visible, hidden)``, the hidden
+            values ``float32``.
+        """
+        check_fitted(self)
+        if self.model_.kind != "rbm-units":
+            if return_hidden:
+                raise ValueError("return_hidden is for RBMs with unit types other than 0/1")
+            return super().sample(n_samples, n_steps, random_state)
+        n = check_states_count(n_samples)
+        steps = 1000 if n_steps is None else check_number("n_steps", n_steps, low=0, integer=True)
+        v, h = self.model_.sample(n, self._call_seed(random_state), int(steps), self._threads())
+        return (v, h) if return_hidden else v
+
+    def partial_fit(self, X, y=None, sample_weight=None):
         """One epoch on ``X`` (one mini-batch per ``batch_size`` rows), starting from the
-        current model (a fresh one on the first call); returns ``self``.
+        current model (a fresh one on the first call); returns ``self``. ``sample_weight``:
+        as :meth:`fit` (unit types other than 0/1; later calls train on ``X`` as given, in
+        the data's units, without standardizing it).
 
         Each call seeds its epoch from ``random_state`` and the number of calls so far, so a
         sequence of calls is reproducible. Persistent chains restart at each call.
         """
         self._check_params()
         fitted = getattr(self, "model_", None) is not None
+        units = self._units()
+        if not units:
+            refuse_on_binary(self, RBM_SETTINGS, sample_weight)
         X, threshold = self._validate(X, reset=not fitted, deferred=True)
         base = self.seed_ if fitted else seed_from(self.random_state)
         done = self.n_partial_fits_ if fitted else 0
         seed = (base + 0x9E3779B97F4A7C15 * (done + 1)) % 2**64
         try:
-            self._train(
-                X,
-                threshold,
-                seed,
-                init=(self.model_, None) if fitted else None,
-                n_epochs=1,
-                reset=not fitted,
-            )
+            if units:
+                start = self.model_ if fitted else None
+                self._train_units(X, sample_weight, seed, start, n_epochs=1)
+            else:
+                self._train(
+                    X,
+                    threshold,
+                    seed,
+                    init=(self.model_, None) if fitted else None,
+                    n_epochs=1,
+                    reset=not fitted,
+                )
         finally:
             # a first call that got a model (finished, or Ctrl-C) starts the count; a refused
             # one (bad X, checked by the library) leaves the estimator as it was
@@ -384,6 +580,8 @@ class RBM(_RbmMixin, BaseEstimator):
 
     @classmethod
     def _from_native(cls, model):
+        if model.kind == "rbm-units":
+            return cls._from_unit_model(model)
         W, _, _ = model.rbm_params()
         meta = model.metadata
         est = cls(n_hidden=W.shape[1])
@@ -403,6 +601,24 @@ class RBM(_RbmMixin, BaseEstimator):
         est.model_ = model
         est.n_features_in_ = W.shape[0]
         est.stop_reason_ = meta.get("stop_reason")
+        return est
+
+    @classmethod
+    def _from_unit_model(cls, model):
+        """An RBM of unit types holding ``model`` (a ``NativeUnitModel``), its settings
+        those its file records."""
+        est = cls(n_hidden=model.n_hidden)
+        settings = json.loads(model.metadata.get("settings", "{}") or "{}")
+        for name in UNIT_SETTINGS:
+            if name in settings and name != "n_hidden":
+                setattr(est, name, saved(settings[name], UNITS.get(name)))
+        est.visible, est.hidden = model.visible_units, model.hidden_units
+        if "seed" in settings:
+            est.random_state = est.seed_ = int(settings["seed"])
+        est.n_states = model.states
+        est.model_ = model
+        est.n_features_in_ = model.n_variables
+        est.stop_reason_ = model.metadata.get("stop_reason")
         return est
 
 
