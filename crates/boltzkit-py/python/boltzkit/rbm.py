@@ -471,6 +471,10 @@ class RBM(_RbmMixin, BaseEstimator):
         model, record, exc = fit_units(
             self, X, sample_weight, seed, hook, self._threads(), start, **override
         )
+        self._keep(model, record, X, exc)
+
+    def _keep(self, model, record, X, exc):
+        """Keeps a fit's model and record (JSON), then raises its exception or warns."""
         record = parse_record(record)
         self.model_ = model
         self.n_features_in_ = X.shape[1]
@@ -568,15 +572,7 @@ class RBM(_RbmMixin, BaseEstimator):
             ),
             lambda: self._check_values(X, reset=reset),
         )
-        record = parse_record(record)
-        self.model_ = model
-        self.n_features_in_ = X.shape[1]
-        self.record_ = record
-        self.stop_reason_ = record["stop_reason"]
-        self.history_ = record["history"]
-        if exc is not None:
-            raise exc
-        warn_fit(record, self.stop_reason_)
+        self._keep(model, record, X, exc)
 
     @classmethod
     def _from_native(cls, model):
