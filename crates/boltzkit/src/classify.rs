@@ -19,7 +19,8 @@ use crate::linalg::{sgemm, Op};
 use crate::optim::lbfgs::{minimize, LbfgsParams, LbfgsStop};
 
 /// Settings of [`LogisticRegression::fit`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct LogisticParams {
     /// L2 penalty on the weights (default 1e-4), ≥ 0.
     pub l2: f64,

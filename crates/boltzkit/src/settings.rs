@@ -199,4 +199,32 @@ mod tests {
         assert_eq!(fw.fall_tol, f64::INFINITY);
         assert_eq!(to_json(&fw).unwrap()["fall_tol"], Value::Null);
     }
+
+    /// The settings of the optimizer, the classifier, FVBM sampling and the lab are in the
+    /// schema too: each round-trips, a field left out takes its default, a changed one is
+    /// kept under its field name.
+    #[test]
+    fn remaining_params_round_trip() {
+        use crate::classify::LogisticParams;
+        use crate::fvbm::gibbs::GibbsParams;
+        use crate::rbm::lab::LabParams;
+        use crate::rbm::train::SgdParams;
+        fn check<P>(what: &str, changed: &str, value: Value)
+        where
+            P: Serialize + DeserializeOwned + Default + PartialEq + std::fmt::Debug,
+        {
+            let d = P::default();
+            assert_eq!(from_value::<P>(what, to_json(&d).unwrap()).unwrap(), d);
+            assert_eq!(from_json::<P>(what, "{}").unwrap(), d);
+            let mut given = Map::new();
+            given.insert(changed.into(), value.clone());
+            let p: P = from_value(what, Value::Object(given)).unwrap();
+            assert_ne!(p, d, "{what}.{changed}");
+            assert_eq!(to_json(&p).unwrap()[changed], value, "{what}.{changed}");
+        }
+        check::<SgdParams>("sgd", "momentum", serde_json::json!(0.5));
+        check::<LogisticParams>("logistic", "l2", serde_json::json!(0.25));
+        check::<GibbsParams>("gibbs", "thin", serde_json::json!(7));
+        check::<LabParams>("lab", "batch_size", serde_json::json!(64));
+    }
 }

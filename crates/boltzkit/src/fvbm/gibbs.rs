@@ -11,7 +11,8 @@ use rand::Rng;
 use rayon::prelude::*;
 
 /// Settings of [`sample`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct GibbsParams {
     /// Sweeps discarded at the start of each chain. Default 1,000.
     pub burn_in: usize,

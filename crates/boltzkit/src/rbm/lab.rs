@@ -110,7 +110,8 @@ impl GradientEstimator for SdcpDirection {
 }
 
 /// Settings of a lab run.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct LabParams {
     /// Estimates `T` kept per estimator (default 10,000; the paper draws 50,000); rounded up
     /// to a multiple of `groups`.

@@ -24,7 +24,8 @@ const CHUNK: usize = 1 << 14;
 /// assert_eq!((rbm.w(), rbm.b(), rbm.c()), (&[0.5, -0.5][..], &[0.0, 1.0][..], &[2.0][..]));
 /// # Ok::<(), boltzkit::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SgdParams {
     /// Step size `η` (default 0.01, the paper's MNIST setting); finite and `> 0`.
     pub learning_rate: f32,
