@@ -1,10 +1,12 @@
-//! The one loop driver of the learners that grow a model one step at a time (FSLL's
-//! Algorithm 1: one basis function per iteration; Frank-Wolfe: one hidden unit per iteration),
-//! argmin's executor habit: the learner says how to take a step and what its observers see
-//! ([`Stepper`]), [`drive`] runs the steps and does what each loop did by hand: the learner's
-//! own limits and the interrupt before every step, the observers' `start` on the first
-//! observation and then each observer at its period, the learner's stops that read what the
-//! observers measured, and the count of steps taken.
+//! The one loop driver of the learners, argmin's executor habit: FSLL's Algorithm 1 (one
+//! basis function per iteration), Frank-Wolfe (one hidden unit per iteration) and RBM
+//! training (one epoch per step, its mini-batches applied by an
+//! [`Engine`](crate::rbm::train::engine::Engine)). The learner says how to take a step and what
+//! its observers see ([`Stepper`]), [`drive`] runs the steps and does what each loop did by
+//! hand: the learner's own limits and the interrupt before every step, the observers' `start`
+//! (by the learner on its initial state, [`Stepper::begin`], or on the first observation) and
+//! then each observer at its period, the learner's stops that read what the observers
+//! measured, and the count of steps taken.
 //!
 //! ```
 //! use boltzkit::driver::{drive, Stepper};
@@ -37,11 +39,12 @@
 //!         self.steps += 1;
 //!         Ok(None)
 //!     }
+//!     fn at(&self) -> usize { self.steps }
 //!     fn with_progress<R>(
 //!         &mut self,
-//!         f: impl for<'p> FnOnce(usize, &mut f64) -> boltzkit::Result<R>,
+//!         f: impl for<'p> FnOnce(&mut f64) -> boltzkit::Result<R>,
 //!     ) -> boltzkit::Result<R> {
-//!         f(self.steps, &mut self.x)
+//!         f(&mut self.x)
 //!     }
 //! }
 //! let data = Dataset::binary(ndarray::array![[0u8]]).unwrap();
@@ -70,18 +73,39 @@ pub trait Stepper {
     /// worth taking).
     fn step(&mut self) -> Result<Option<StopReason>>;
 
-    /// Calls `f` with the step number the observers' periods count and the progress after the
-    /// step just taken.
+    /// The step number the observers' periods count, after the step just taken.
+    fn at(&self) -> usize;
+
+    /// Calls `f` with the progress after the step just taken; the driver asks only when an
+    /// observer is due at [`Stepper::at`] (or their `start` is).
     fn with_progress<R>(
         &mut self,
-        f: impl for<'p> FnOnce(usize, &mut <Self::Learner as Learner>::Progress<'p>) -> Result<R>,
+        f: impl for<'p> FnOnce(&mut <Self::Learner as Learner>::Progress<'p>) -> Result<R>,
     ) -> Result<R>;
 
     /// The learner's own stops after the observers saw the step (they may read the figures the
-    /// observers added); none by default. They win over an observer's stop.
-    fn after_observers(&mut self) -> Result<Option<StopReason>> {
+    /// observers added; `observed` is the first observer's stop, if any); none by default.
+    /// They win over an observer's stop.
+    fn after_observers(&mut self, _observed: Option<&StopReason>) -> Result<Option<StopReason>> {
         Ok(None)
     }
+
+    /// What the learner does before the first step; by default nothing, and the observers'
+    /// `start` sees the progress after the first step (a learner with no model before it).
+    fn begin(&mut self, _run: &mut Run<'_, Self::Learner>) -> Result<Begin> {
+        Ok(Begin::AtFirstStep)
+    }
+}
+
+/// What [`Stepper::begin`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Begin {
+    /// Nothing: the observers' `start` is the driver's, on the first step.
+    AtFirstStep,
+    /// The learner called the observers' `start` (and observed its initial state).
+    Started,
+    /// The learner started the observers and one of them ended the run before any step.
+    Stopped(StopReason),
 }
 
 /// How a driven run ended.
@@ -93,13 +117,19 @@ pub struct Driven {
     pub steps: usize,
 }
 
-/// Runs `stepper` under `run` until a stop: before every step the learner's limit, then the
-/// interrupt ([`StopReason::Interrupted`] after [`Stepper::done`]); after every step the
-/// observers (their `start` first, on the first step), then the learner's own stops
-/// ([`Stepper::after_observers`]), then the first observer's stop. The observers' `finish` is
-/// the learner's to call, with the progress of its final figures.
+/// Runs `stepper` under `run` until a stop: first [`Stepper::begin`]; before every step the
+/// learner's limit, then the interrupt ([`StopReason::Interrupted`] after [`Stepper::done`]);
+/// after every step the observers due (their `start` first, on the first step, unless the
+/// learner began them), then the learner's own stops ([`Stepper::after_observers`]), then the
+/// first observer's stop. The observers' `finish` is the learner's to call, with the progress
+/// of its final figures.
 pub fn drive<S: Stepper>(stepper: &mut S, run: &mut Run<'_, S::Learner>) -> Result<Driven> {
     let mut steps = 0;
+    let mut start_pending = match stepper.begin(run)? {
+        Begin::AtFirstStep => true,
+        Begin::Started => false,
+        Begin::Stopped(stop) => return Ok(Driven { stop, steps }),
+    };
     let stop = loop {
         if let Some(stop) = stepper.limit() {
             break stop;
@@ -113,14 +143,18 @@ pub fn drive<S: Stepper>(stepper: &mut S, run: &mut Run<'_, S::Learner>) -> Resu
             break stop;
         }
         steps += 1;
-        let first = steps == 1;
-        let observed = stepper.with_progress(|step, progress| {
-            if first {
-                run.start(progress)?;
-            }
-            run.observe_at(step, progress)
-        })?;
-        if let Some(stop) = stepper.after_observers()? {
+        let at = stepper.at();
+        let observed = if start_pending || run.due(at) {
+            stepper.with_progress(|progress| {
+                if std::mem::take(&mut start_pending) {
+                    run.start(progress)?;
+                }
+                run.observe_at(at, progress)
+            })?
+        } else {
+            None
+        };
+        if let Some(stop) = stepper.after_observers(observed.as_ref())? {
             break stop;
         }
         if let Some(stop) = observed {
@@ -179,14 +213,17 @@ mod tests {
             self.n += 1;
             Ok(None)
         }
+        fn at(&self) -> usize {
+            self.n
+        }
         fn with_progress<R>(
             &mut self,
-            f: impl for<'p> FnOnce(usize, &mut usize) -> Result<R>,
+            f: impl for<'p> FnOnce(&mut usize) -> Result<R>,
         ) -> Result<R> {
             let mut n = self.n;
-            f(self.n, &mut n)
+            f(&mut n)
         }
-        fn after_observers(&mut self) -> Result<Option<StopReason>> {
+        fn after_observers(&mut self, _: Option<&StopReason>) -> Result<Option<StopReason>> {
             Ok(
                 (self.n == self.c.own_stop_at).then(|| StopReason::EarlyStopped {
                     after: Count::iterations(self.n),

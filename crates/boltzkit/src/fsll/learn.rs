@@ -442,9 +442,13 @@ impl Stepper for Search<'_> {
         Ok(None)
     }
 
+    fn at(&self) -> usize {
+        self.steps.len()
+    }
+
     fn with_progress<R>(
         &mut self,
-        f: impl for<'p> FnOnce(usize, &mut Progress) -> Result<R>,
+        f: impl for<'p> FnOnce(&mut Progress) -> Result<R>,
     ) -> Result<R> {
         let step = *self
             .steps
@@ -457,7 +461,7 @@ impl Stepper for Search<'_> {
             n_basis: self.theta.len(),
             step,
         };
-        f(iteration, &mut progress)
+        f(&mut progress)
     }
 }
 

@@ -648,9 +648,13 @@ impl Stepper for Growth<'_, '_> {
         Ok(None)
     }
 
+    fn at(&self) -> usize {
+        self.pending.as_ref().map_or(0, |s| s.rec.iteration)
+    }
+
     fn with_progress<R>(
         &mut self,
-        f: impl for<'p> FnOnce(usize, &mut FwProgress<'p>) -> Result<R>,
+        f: impl for<'p> FnOnce(&mut FwProgress<'p>) -> Result<R>,
     ) -> Result<R> {
         let Some(s) = self.pending.as_mut() else {
             return Err(Error::Internal("Frank-Wolfe progress before a step".into()));
@@ -662,12 +666,12 @@ impl Stepper for Growth<'_, '_> {
             wall_s: s.wall_s,
             metrics: &mut s.metrics,
         };
-        f(s.rec.iteration, &mut progress)
+        f(&mut progress)
     }
 
     /// The iteration recorded; at a size evaluation, the size selection by the gap; then the
     /// objective guard (which puts back the best model it saw).
-    fn after_observers(&mut self) -> Result<Option<StopReason>> {
+    fn after_observers(&mut self, _: Option<&StopReason>) -> Result<Option<StopReason>> {
         let Some(Pending {
             rec,
             eval,

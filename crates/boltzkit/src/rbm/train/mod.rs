@@ -13,6 +13,7 @@
 //! | [`sgd`] | [`SgdParams`] → [`Sgd`]: learning rate, momentum, weight decay |
 //! | [`algorithm`] | [`Algorithm`]: the one notation (`cd-1`, `pcd-1`, `sdcp-3-4`, `csdcp-3-4`, `popcd-1-loo`, `pt-10`, ...) |
 //! | [`gradient`] | [`Gradient`] (the sparse 0/1 statistics `⟨v pᵀ⟩_pos − ⟨v pᵀ⟩_neg`) and the [`GradientEstimator`] trait |
+//! | [`engine`] | [`Engine`]: the seam where a mini-batch becomes a new model ([`CpuEngine`]: the update, SGD step, guard and buffers); each engine's determinism promise |
 //! | [`update`] | [`Update`]: what the loop applies per mini-batch (every [`GradientEstimator`] is one; S-DCP and CS-DCP implement it beside their types) |
 //! | [`builtin`] | [`algorithm_update`]: the update of a built-in [`Algorithm`] |
 //! | [`params`] | [`TrainParams`] → [`CheckedTrainParams`], [`LearningRate`]; [`RbmParams`] → [`CheckedRbmParams`] |
@@ -33,6 +34,7 @@ pub mod cd;
 pub mod centered;
 pub mod divergence;
 pub mod early_stop;
+pub mod engine;
 mod epoch_loop;
 pub mod gradient;
 pub mod guard;
@@ -55,6 +57,7 @@ pub use builtin::algorithm_update;
 pub use cd::Cd;
 pub use centered::{from_centered, to_centered, Centered};
 pub use early_stop::{likelihood_gap, GapEarlyStop, GapRule};
+pub use engine::{CpuEngine, Engine, EngineState, EpochEnd, EpochStop};
 pub use gradient::{Gradient, GradientEstimator};
 pub use guard::divergence;
 pub use observers::{

@@ -47,7 +47,7 @@ impl Progress<'_> {
         let Some(s) = self.state else {
             return Ok(None);
         };
-        let Some(update) = s.update.save_state()? else {
+        let Some(engine) = s.engine.save_state()? else {
             return Ok(None);
         };
         let mut history = self.history.to_vec();
@@ -65,10 +65,10 @@ impl Progress<'_> {
             epoch: self.epoch,
             step: self.step,
             wall_s: self.wall_s,
-            velocity: s.sgd.velocity().cloned(),
+            velocity: engine.velocity,
             shuffle_rng: s.shuffle_rng.clone(),
             order: s.order.to_vec(),
-            update,
+            update: engine.update,
             history,
         }))
     }

@@ -3,10 +3,9 @@
 //! run ([`TrainState::check_continues`]), and what the loop lends an observation to assemble
 //! one ([`LoopState`]).
 
+use super::engine::Engine;
 use super::gradient::Gradient;
 use super::params::TrainParams;
-use super::sgd::Sgd;
-use super::update::Update;
 use crate::error::{Error, Result};
 use crate::io::MetricRecord;
 use crate::rng::BkRng;
@@ -32,7 +31,7 @@ pub struct TrainState {
     pub step: u64,
     /// Wall-clock seconds of the run so far (the resumed run's clock continues from here).
     pub wall_s: f64,
-    /// The optimizer's momentum buffer ([`Sgd::velocity`]).
+    /// The optimizer's momentum buffer ([`Sgd::velocity`](super::Sgd::velocity)).
     pub velocity: Option<Gradient>,
     /// The shuffling generator (`derive_rng(seed, 1)` after `epoch` shuffles).
     pub shuffle_rng: BkRng,
@@ -49,10 +48,9 @@ pub struct TrainState {
 #[derive(Clone, Copy)]
 pub struct LoopState<'a> {
     pub(crate) params: &'a TrainParams,
-    pub(crate) sgd: &'a Sgd,
     pub(crate) shuffle_rng: &'a BkRng,
     pub(crate) order: &'a [usize],
-    pub(crate) update: &'a dyn Update,
+    pub(crate) engine: &'a dyn Engine,
 }
 
 impl std::fmt::Debug for LoopState<'_> {

@@ -1,6 +1,6 @@
 //! The RBM training loop (argmin's `Executor` habit, DESIGN.md "The loop"):
 //! [`Trainer::new`]`(rbm, data, params)` → [`Trainer::add_observer`] → [`Trainer::run`], which
-//! returns the model and a [`TrainRecord`] with the recorded [`StopReason`].
+//! returns the model and a [`TrainRecord`] with the recorded [`StopReason`](crate::fit::StopReason).
 //!
 //! Each epoch shuffles the samples (seeded), cuts them into mini-batches (the full batch
 //! allowed, as the S-DCP paper's small-data set-up, Sec. 4.1), and applies one update per
@@ -8,7 +8,7 @@
 //! `d = 1`, Alg. 3 of the S-DCP paper, and CG as CS-DCP with `d = 1`, Alg. 4). After every
 //! update a divergence guard ([`super::guard`]) checks the parameters: a NaN, an infinity or a
 //! parameter above [`TrainParams::max_abs_param`] in magnitude stops training with
-//! [`StopReason::Diverged`] and the model of before that update is returned. The loop itself,
+//! [`StopReason::Diverged`](crate::fit::StopReason::Diverged) and the model of before that update is returned. The loop itself,
 //! step by step with its guard and observer points, is `epoch_loop.rs`.
 //!
 //! Observers ([`Observer`]) run on the initial model (epoch 0) and after every `every`-th
@@ -42,8 +42,9 @@ use super::record::TrainOutcome;
 use super::state::TrainState;
 use super::update::Update;
 use crate::data::Dataset;
+use crate::driver::drive;
 use crate::error::{Error, Result};
-use crate::fit::{Interrupt, Observer, Run, StopReason};
+use crate::fit::{Interrupt, Observer, Run};
 use crate::rbm::model::require_binary_data;
 use crate::rbm::Rbm;
 
@@ -112,7 +113,7 @@ impl<'d> Trainer<'d> {
     }
 
     /// Stops the run when `flag` is set: after the current update, with
-    /// [`StopReason::Interrupted`] and the model of that update (observers' `finish` still
+    /// [`StopReason::Interrupted`](crate::fit::StopReason::Interrupted) and the model of that update (observers' `finish` still
     /// runs, so checkpoints and logs are written).
     pub fn interrupt(mut self, flag: Interrupt) -> Self {
         self.run = self.run.interrupt(flag);
@@ -137,9 +138,9 @@ impl<'d> Trainer<'d> {
         self
     }
 
-    /// Runs the loop (`epoch_loop.rs`): the initial observation (not on resume), the
-    /// epochs, the observers' `finish`. Errors from observers (I/O, evaluation) end the run
-    /// with that error; divergence is not an error but a [`StopReason`].
+    /// Runs the loop (`epoch_loop.rs`, one epoch per step of [`drive`]): the initial
+    /// observation (not on resume), the epochs, the observers' `finish`. Errors from observers (I/O, evaluation) end the run
+    /// with that error; divergence is not an error but a [`StopReason`](crate::fit::StopReason).
     pub fn run(self) -> Result<TrainOutcome> {
         let Trainer {
             rbm,
@@ -149,14 +150,10 @@ impl<'d> Trainer<'d> {
             run,
             resume,
         } = self;
-        let mut run = EpochLoop::start(rbm, data, params, update, run, resume)?;
-        let first = run.first_observation()?;
-        let stop = if first == StopReason::MaxEpochs {
-            run.epochs()?
-        } else {
-            first
-        };
-        run.finish(stop)
+        let mut run = run;
+        let mut epochs = EpochLoop::start(rbm, data, params, update, &run, resume)?;
+        let driven = drive(&mut epochs, &mut run)?;
+        epochs.finish(&mut run, driven.stop)
     }
 }
 

@@ -3,14 +3,14 @@
 
 use super::*;
 use crate::data::synth::{BarsAndStripes, ShiftingBar};
-use crate::fit::Count;
+use crate::fit::{Count, StopReason};
 use crate::io::MetricLog;
 use crate::rbm::ais::AisSchedule;
 use crate::rbm::exact;
 use crate::rbm::model::fill_batch;
 use crate::rbm::train::{
     divergence, AisLogLikelihood, Algorithm, Cd, Checkpoint, ExactLogLikelihood, Gradient,
-    GradientEstimator, JsonlLog, LearningRate, SgdParams,
+    GradientEstimator, JsonlLog, LearningRate, Sgd, SgdParams,
 };
 use crate::rng::{derive_seed, rng_from_seed};
 use std::collections::BTreeMap;
@@ -20,6 +20,7 @@ fn an_interrupt_ends_the_run_after_the_current_update_with_that_model() {
     let data = BarsAndStripes::new(3, false).unwrap().dataset().unwrap();
     let rbm = Rbm::init_from_data(&data, 4, 0.01, &mut rng_from_seed(1)).unwrap();
     let params = TrainParams::new().epochs(50).batch_size(4).seed(2);
+    // set before the run: the driver sees it before the first epoch, no update is taken
     let flag = Interrupt::new();
     flag.set();
     let out = Trainer::new(rbm.clone(), &data, params)
@@ -27,14 +28,36 @@ fn an_interrupt_ends_the_run_after_the_current_update_with_that_model() {
         .interrupt(flag)
         .run()
         .unwrap();
-    assert_eq!(
-        out.record.stop,
-        StopReason::Interrupted {
-            after: Count::epochs(0)
+    let after_0 = StopReason::Interrupted {
+        after: Count::epochs(0),
+    };
+    assert_eq!(out.record.stop, after_0);
+    assert_eq!((out.record.steps, out.record.epochs), (0, 0));
+    assert_eq!(out.model, rbm);
+    // set during an update: the engine stops after that update, the model carries it
+    struct Raise(Cd, Interrupt);
+    impl Update for Raise {
+        fn update(
+            &mut self,
+            rbm: &mut Rbm,
+            v: &[f32],
+            sgd: &mut Sgd,
+            grad: &mut Gradient,
+        ) -> Result<()> {
+            Update::update(&mut self.0, rbm, v, sgd, grad)?;
+            self.1.set();
+            Ok(())
         }
-    );
+    }
+    let flag = Interrupt::new();
+    let out = Trainer::new(rbm.clone(), &data, params)
+        .unwrap()
+        .interrupt(flag.clone())
+        .update(Raise(Cd::new(1, derive_seed(9, 0)).unwrap(), flag))
+        .run()
+        .unwrap();
+    assert_eq!(out.record.stop, after_0);
     assert_eq!((out.record.steps, out.record.epochs), (1, 0));
-    // The model returned carries that one update.
     assert_ne!(out.model, rbm);
     assert!(out.model.is_finite());
 }
