@@ -12,6 +12,7 @@ use super::convention::Convention;
 use super::gibbs::GibbsChain;
 use super::model::{check_data, n_params, Fvbm};
 use crate::data::Dataset;
+use crate::driver::{drive, Stepper};
 use crate::error::{Error, Result};
 use crate::fit::{Count, Fit, Learner, Run, StopReason};
 use crate::rng::derive_rng;
@@ -170,68 +171,37 @@ impl Learner for CheckedPcdParams {
     }
 }
 
-/// The PCD loop with checked `params`.
+/// The PCD fit with checked `params`: its updates under [`drive`].
 fn fit(data: &Dataset, params: &PcdParams, run: &mut Run<'_, CheckedPcdParams>) -> Result<PcdFit> {
-    let seed = params.seed;
     let start = Instant::now();
     let d = data.n_vars();
     check_data(d, data, "pcd::fit")?;
     data.require_nonempty()?;
     let conv = params.convention;
-    let mut model = super::mple::starting_model(params.init.as_ref(), d, conv)?;
-    let target = data_stats(data, conv);
-    let mut theta = model.theta();
-    let mut rng = derive_rng(seed, 0);
-    let mut states: Vec<Vec<u8>> = (0..params.n_chains)
+    let model = super::mple::starting_model(params.init.as_ref(), d, conv)?;
+    let mut rng = derive_rng(params.seed, 0);
+    let states: Vec<Vec<u8>> = (0..params.n_chains)
         .map(|_| (0..d).map(|_| u8::from(rng.random::<bool>())).collect())
         .collect();
-    let mut chain_stats = vec![0.0; theta.len()];
-    let mut mismatch = f64::INFINITY;
-    let eta = params.learning_rate;
-    let mut updates = 0;
-    let mut stop = StopReason::MaxEpochs;
-    for update in 0..params.n_updates {
-        chain_stats.iter_mut().for_each(|s| *s = 0.0);
-        for state in states.iter_mut() {
-            let mut chain = GibbsChain::new(&model, state)?;
-            chain.sweep(&mut rng);
-            add_stats(chain.values(), &mut chain_stats);
-            chain.write_bits(state);
-        }
-        let k = params.n_chains as f64;
-        mismatch = 0.0;
-        for ((t, &e_d), &e_c) in theta.iter_mut().zip(&target).zip(&chain_stats) {
-            let g = e_d - e_c / k;
-            mismatch = f64::max(mismatch, g.abs());
-            *t += eta * (g - params.l2 * *t);
-        }
-        if theta.iter().any(|t| !t.is_finite()) {
-            return Err(Error::InvalidData(format!(
-                "pcd::fit: the parameters overflowed at update {}; lower the learning rate",
-                update + 1
-            )));
-        }
-        model = Fvbm::from_theta(d, &theta, conv)?;
-        updates = update + 1;
-        let mut progress = PcdProgress {
-            update: updates,
-            mismatch,
-            model: &model,
-        };
-        if updates == 1 {
-            run.start(&mut progress)?;
-        }
-        if let Some(why) = run.observe_at(updates, &mut progress)? {
-            stop = why;
-            break;
-        }
-        if run.interrupted() {
-            stop = StopReason::Interrupted {
-                after: Count::iterations(updates),
-            };
-            break;
-        }
-    }
+    let mut chains = Chains {
+        params,
+        target: data_stats(data, conv),
+        theta: model.theta(),
+        model,
+        rng,
+        states,
+        chain_stats: Vec::new(),
+        mismatch: f64::INFINITY,
+        updates: 0,
+    };
+    chains.chain_stats = vec![0.0; chains.theta.len()];
+    let stop = drive(&mut chains, run)?.stop;
+    let Chains {
+        model,
+        mismatch,
+        updates,
+        ..
+    } = chains;
     run.finish(
         &mut PcdProgress {
             update: updates,
@@ -250,6 +220,83 @@ fn fit(data: &Dataset, params: &PcdParams, run: &mut Run<'_, CheckedPcdParams>) 
             seconds: start.elapsed().as_secs_f64(),
         },
     })
+}
+
+/// The persistent chains and the model between updates: one update per driver step.
+struct Chains<'a> {
+    params: &'a PcdParams,
+    /// `E_d[T]`.
+    target: Vec<f64>,
+    theta: Vec<f64>,
+    model: Fvbm,
+    rng: crate::rng::BkRng,
+    /// The chains' states (0/1).
+    states: Vec<Vec<u8>>,
+    /// Scratch: the chains' summed statistics.
+    chain_stats: Vec<f64>,
+    mismatch: f64,
+    updates: usize,
+}
+
+impl Stepper for Chains<'_> {
+    type Learner = CheckedPcdParams;
+
+    fn limit(&self) -> Option<StopReason> {
+        (self.updates >= self.params.n_updates).then_some(StopReason::MaxEpochs)
+    }
+
+    fn done(&self) -> Count {
+        Count::iterations(self.updates)
+    }
+
+    /// One sweep of every chain under the current model, then the ascent step.
+    fn step(&mut self) -> Result<Option<StopReason>> {
+        let params = self.params;
+        self.chain_stats.iter_mut().for_each(|s| *s = 0.0);
+        for state in self.states.iter_mut() {
+            let mut chain = GibbsChain::new(&self.model, state)?;
+            chain.sweep(&mut self.rng);
+            add_stats(chain.values(), &mut self.chain_stats);
+            chain.write_bits(state);
+        }
+        let k = params.n_chains as f64;
+        let eta = params.learning_rate;
+        self.mismatch = 0.0;
+        for ((t, &e_d), &e_c) in self
+            .theta
+            .iter_mut()
+            .zip(&self.target)
+            .zip(&self.chain_stats)
+        {
+            let g = e_d - e_c / k;
+            self.mismatch = f64::max(self.mismatch, g.abs());
+            *t += eta * (g - params.l2 * *t);
+        }
+        if self.theta.iter().any(|t| !t.is_finite()) {
+            return Err(Error::InvalidData(format!(
+                "pcd::fit: the parameters overflowed at update {}; lower the learning rate",
+                self.updates + 1
+            )));
+        }
+        self.model = Fvbm::from_theta(self.model.d(), &self.theta, params.convention)?;
+        self.updates += 1;
+        Ok(None)
+    }
+
+    fn at(&self) -> usize {
+        self.updates
+    }
+
+    fn with_progress<R>(
+        &mut self,
+        f: impl for<'p> FnOnce(&mut PcdProgress<'p>) -> Result<R>,
+    ) -> Result<R> {
+        f(&mut PcdProgress {
+            update: self.updates,
+            mismatch: self.mismatch,
+            model: &self.model,
+        })
+    }
 }
 
 #[cfg(test)]
