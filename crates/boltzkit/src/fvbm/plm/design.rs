@@ -350,6 +350,63 @@ impl Design {
         Ok(c)
     }
 
+    /// Whether `test(j, C_j)` holds for every unit's weighted Gram matrix of the certificate's weighted
+    /// bound ([`super::certificate`]): for unit `j`, `C_j = Σ_{u ∈ S_j} c_uj ãᵤ ãᵤᵀ` with `ãᵤ`
+    /// the design row `x̃_u = (x_u, 1)` without its entry `j` (the derivative `∂h_uj/∂θ` on
+    /// unit `j`'s parameters), `c_uj = pair[u·d + j] · (1 − 2⁻²⁰) / ‖x̃_u‖₂` (at most
+    /// `y_q / ‖a_q‖₂`: the `f32` weight's rounding and `‖a_q‖ ≤ ‖x̃_u‖` on the safe side) and
+    /// `S_j` the `m` rows of largest `c_uj` (all rows when fewer): `d × (e − 1)` matrices of
+    /// `m` rows, `m·d·d²` multiply-adds in `f64`, units in parallel, the interrupt polled
+    /// before each unit.
+    pub(crate) fn unit_grams_pass(
+        &self,
+        pair: &[f32],
+        m: usize,
+        interrupt: Option<&Interrupt>,
+        test: impl Fn(usize, &[f64]) -> Result<bool> + Sync,
+    ) -> Result<bool> {
+        let (d, e) = (self.d, self.d + 1);
+        let m = m.min(self.rows);
+        let scale = 1.0 - 2f64.powi(-20);
+        let inv_norm: Vec<f64> = self
+            .x
+            .chunks_exact(e)
+            .map(|xu| scale / xu.iter().map(|&v| f64::from(v * v)).sum::<f64>().sqrt())
+            .collect();
+        let verdicts = (0..d)
+            .into_par_iter()
+            .map(|j| -> Result<bool> {
+                if interrupt.is_some_and(Interrupt::is_set) {
+                    return Err(Error::Interrupted {
+                        what: "the existence certificate".into(),
+                    });
+                }
+                let mut c: Vec<(f64, usize)> = (0..self.rows)
+                    .map(|u| (f64::from(pair[u * d + j]) * inv_norm[u], u))
+                    .collect();
+                if m < c.len() {
+                    c.select_nth_unstable_by(m - 1, |a, b| b.0.total_cmp(&a.0));
+                    c.truncate(m);
+                }
+                let mut a = Vec::with_capacity(m * d);
+                let mut ca = Vec::with_capacity(m * d);
+                for &(cu, u) in &c {
+                    let xu = &self.x[u * e..(u + 1) * e];
+                    for (k, &v) in xu.iter().enumerate() {
+                        if k != j {
+                            a.push(f64::from(v));
+                            ca.push(cu * f64::from(v));
+                        }
+                    }
+                }
+                let mut gram = vec![0.0; d * d];
+                dgemm(Op::T, Op::N, d, d, c.len(), 1.0, &a, &ca, 0.0, &mut gram);
+                test(j, &gram)
+            })
+            .collect::<Result<Vec<bool>>>()?;
+        Ok(verdicts.into_iter().all(|ok| ok))
+    }
+
     /// The Stiemke weights `y⁰_q = w_u |x_uj − E[x_j | h_uj]|` at `theta` over the pairs
     /// (distinct row `u`, unit `j`; `rows × d`, row-major), rounded to `f32`: the pair weights
     /// of the certificate's Gram matrix ([`Design::gram_times`]).
@@ -583,6 +640,54 @@ mod tests {
                         .map(|u| value(u, j) * value(u, k))
                         .sum();
                     assert_eq!(c[j * 7 + k], direct, "{conv} ({j}, {k})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unit_grams_are_the_direct_sums_over_the_heaviest_rows() {
+        use std::sync::Mutex;
+        for conv in [Convention::Spin, Convention::Binary] {
+            let (d, e) = (5, 6);
+            let truth = Fvbm::random(d, 0.4, conv, &mut rng_from_seed(30)).unwrap();
+            let data = exact::sample(&truth, 300, &mut rng_from_seed(31)).unwrap();
+            let pl = PlData::new(&data, conv).unwrap();
+            let design = Design::new(&pl);
+            let rows = pl.n_distinct();
+            // distinct weights, so that the heaviest rows are one set
+            let pair: Vec<f32> = (0..rows * d)
+                .map(|q| 1.0 + ((q * 7919) % 1009) as f32 / 1009.0)
+                .collect();
+            let value = |u: usize, k: usize| if k == d { 1.0 } else { pl.column(k)[u] };
+            for m in [7, rows] {
+                let seen = Mutex::new(vec![None; d]);
+                let all = design
+                    .unit_grams_pass(&pair, m, None, |j, c| {
+                        seen.lock().unwrap()[j] = Some(c.to_vec());
+                        Ok(j != 3)
+                    })
+                    .unwrap();
+                assert!(!all, "unit 3 failed its test");
+                for (j, c) in seen.into_inner().unwrap().into_iter().enumerate() {
+                    let c = c.expect("every unit tested");
+                    let weight = |u: usize| {
+                        let norm = (0..e).map(|k| value(u, k).powi(2)).sum::<f64>().sqrt();
+                        f64::from(pair[u * d + j]) * (1.0 - 2f64.powi(-20)) / norm
+                    };
+                    let mut order: Vec<usize> = (0..rows).collect();
+                    order.sort_by(|&a, &b| weight(b).total_cmp(&weight(a)));
+                    let keep: Vec<usize> = (0..e).filter(|&k| k != j).collect();
+                    for (a, &k) in keep.iter().enumerate() {
+                        for (b, &l) in keep.iter().enumerate() {
+                            let direct: f64 = order[..m]
+                                .iter()
+                                .map(|&u| weight(u) * value(u, k) * value(u, l))
+                                .sum();
+                            let got = c[a * d + b];
+                            assert!((got - direct).abs() < 1e-9 * direct.abs().max(1.0));
+                        }
+                    }
                 }
             }
         }
