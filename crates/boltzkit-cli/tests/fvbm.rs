@@ -363,4 +363,8 @@ fn newton_refuses_up_front_what_would_not_fit_or_end() {
     let narrow = wide_csv(dir.path(), 60, 20);
     let err = refused(&narrow, &["--algo", "newton"], "1000000", &model);
     assert!(err.contains("Newton") && err.contains("MiB"), "{err}");
+    // BSLM's dense existence check on 200 variables (6 GiB) with 1e9 bytes available (the
+    // limit written as a number: it was once read as no limit, and BSLM started fitting)
+    let err = refused(&wide, &["--algo", "bslm"], "1e9", &model);
+    assert!(err.contains("existence check"), "{err}");
 }

@@ -40,17 +40,26 @@ pub const OPERATIONS_PER_SECOND: f64 = 1e10;
 /// A job above it would not finish in any useful time; it is refused with its estimate.
 pub const MAX_OPERATIONS: f64 = OPERATIONS_PER_SECOND * 365.25 * 86_400.0;
 
-/// The memory available to a new job, in bytes: `$BOLTZKIT_MEMORY_AVAILABLE` when set, else
-/// `MemAvailable` of `/proc/meminfo` (Linux), else `None`.
+/// The memory available to a new job, in bytes: `$BOLTZKIT_MEMORY_AVAILABLE` when set (an
+/// integer or a number such as `1e9`), else `MemAvailable` of
+/// `/proc/meminfo` (Linux), else `None`.
 pub fn available_memory() -> Option<u64> {
-    if let Some(bytes) = std::env::var(MEMORY_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-    {
+    if let Some(bytes) = std::env::var(MEMORY_ENV).ok().and_then(|v| parse_bytes(&v)) {
         return Some(bytes);
     }
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     mem_available(&text)
+}
+
+/// A byte count written as an integer (`1000000000`) or a finite non-negative number
+/// (`1e9`, `2.5e9`, rounded down); `None` for anything else. `1e9` was once read as no
+/// value at all, so a test's limit silently became the machine's.
+fn parse_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    text.parse().ok().or_else(|| {
+        let v: f64 = text.parse().ok()?;
+        (v.is_finite() && v >= 0.0).then_some(v as u64)
+    })
 }
 
 /// `MemAvailable` (kB) of a `/proc/meminfo` text, in bytes.
@@ -166,6 +175,12 @@ mod tests {
         let text = "MemTotal:       24000000 kB\nMemAvailable:   2048 kB\n";
         assert_eq!(mem_available(text), Some(2048 * 1024));
         assert_eq!(mem_available("MemTotal: 1 kB\n"), None);
+        assert_eq!(parse_bytes(" 1000000000 "), Some(1_000_000_000));
+        assert_eq!(parse_bytes("1e9"), Some(1_000_000_000));
+        assert_eq!(parse_bytes("2.5e3"), Some(2500));
+        for bad in ["", "-1", "-1e9", "inf", "NaN", "1 GB"] {
+            assert_eq!(parse_bytes(bad), None, "{bad}");
+        }
         assert_eq!(human_bytes(512), "512 B");
         assert_eq!(human_bytes(48 << 30), "48.0 GiB");
         assert_eq!(human_duration(7200.0), "2.0 hours");
