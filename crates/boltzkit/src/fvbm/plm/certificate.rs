@@ -193,7 +193,7 @@ fn weighted_bound_holds(
     rho: f64,
     interrupt: Option<&Interrupt>,
 ) -> Result<bool> {
-    if !rho.is_finite() || base.iter().any(|v| !(*v >= 0.0)) {
+    if !rho.is_finite() || base.iter().any(|v| v.is_nan() || *v < 0.0) {
         return Ok(false);
     }
     let d = design.d();
