@@ -329,10 +329,44 @@ def cli_cases():
         cli("resume a missing checkpoint", "{fit} --data {bas} --resume {d}/no.safetensors",
             says=("no.safetensors",)),
         # absurd counts: refused, or estimated up front and stopped by Ctrl-C within a second
-        cli("k 1e9", "{fit} --data {bas} --k 1000000000", expect="interrupt", sigint_after=2.0,
+        cli("k 1e9", "{fit} --data {bas} --k 1000000000", says=("one update", "hour", "k"),
             limit=20),
+        cli("k 1e9 on 2 hidden units", "{fit} --data {bas} --hidden 2 --k 1000000000",
+            expect="interrupt", sigint_after=2.0, limit=20),
         cli("lab gradient 1e12", "lab gradient --model {rbm} --data {bas} "
             "--estimates 1000000000000", expect="interrupt", sigint_after=2.0, limit=20),
+        # Potts alignments
+        cli("potts empty alignment", "potts fit --data {d}/e.fasta -o {d}/p.safetensors",
+            says=("e.fasta",), keep=("e.fasta",), setup=lambda d: write(d, "e.fasta", b"")),
+        cli("potts ragged alignment", "potts fit --data {d}/r.fasta -o {d}/p.safetensors",
+            says=("r.fasta", "length"), keep=("r.fasta",),
+            setup=lambda d: write(d, "r.fasta", ">a\nACDEF\n>b\nACD\n")),
+        cli("potts letters outside the alphabet", "potts fit --data {d}/x.fasta "
+            "-o {d}/p.safetensors", says=("x.fasta", "J"), keep=("x.fasta",),
+            setup=lambda d: write(d, "x.fasta", ">a\nACDJF\n>b\nACDEF\n")),
+        cli("potts binary garbage", "potts fit --data {d}/g.fasta -o {d}/p.safetensors",
+            says=("g.fasta",), keep=("g.fasta",),
+            setup=lambda d: write(d, "g.fasta", bytes(range(256)) * 4)),
+        cli("potts 20,000 columns", "potts fit --data {d}/w.fasta -o {d}/p.safetensors",
+            says=("w.fasta", "memory"), limit=20,
+            setup=lambda d: write(d, "w.fasta", ">a\n" + "A" * 20000 + "\n>b\n" + "C" * 20000
+                                  + "\n")),
+        cli("potts -o missing folder", "potts fit --data {d}/ok.fasta -o {d}/nodir/p.safetensors",
+            says=("nodir",), setup=lambda d: write(d, "ok.fasta", ">a\nACDEF\n>b\nACDEG\n")),
+        # unit-type RBMs with wrong data
+        cli("categorical visible with 2.5", "rbm fit --visible categorical --hidden 2 --epochs 1 "
+            "--data {d}/c.csv -o {d}/m.safetensors", says=("c.csv", "2.5"), keep=("c.csv",),
+            setup=lambda d: write(d, "c.csv", "0,1,2\n1,2.5,0\n")),
+        cli("categorical:3 visible with a 5", "rbm fit --visible categorical:3 --hidden 2 "
+            "--epochs 1 --data {d}/c.csv -o {d}/m.safetensors", says=("c.csv", "5"),
+            keep=("c.csv",), setup=lambda d: write(d, "c.csv", "0,1,2\n1,5,0\n")),
+        cli("gaussian visible with NaN", "rbm fit --visible gaussian --hidden 2 --epochs 1 "
+            "--data {d}/nan.npy -o {d}/m.safetensors", says=("nan.npy",), keep=("nan.npy",),
+            setup=lambda d: write(d, "nan.npy", npy_bytes((2, 2), "<f8",
+                                                          b"\x00" * 30 + b"\xf8\x7f"))),
+        cli("relu hidden 1e9", "rbm fit --visible gaussian --hidden-units relu "
+            "--hidden 1000000000 --data {d}/f60.npy -o {d}/m.safetensors", says=("memory",),
+            limit=20),
         # outputs
         cli("-o missing folder", "{fit} --data {bas} --epochs 100000 "
             "-o {d}/nodir/m.safetensors", says=("nodir",), limit=10),
@@ -433,6 +467,18 @@ def py_cases():
        ("31",))
     py("FVBM mle 40 variables", "boltzkit.FVBM(algo='mle').fit(np.zeros((10, 40), np.uint8))",
        "ValueError", ("40",))
+    py("k 1e9", "boltzkit.RBM(n_hidden=256, algo='cd-1000000000').fit(X)", "ValueError",
+       ("one update", "hour"))
+    py("Potts 20,000 columns", "boltzkit.Potts().fit(np.zeros((4, 20000), np.uint8))",
+       "MemoryError", ("needs about",), limit=20)
+    py("Potts codes outside the alphabet", "boltzkit.Potts().fit(np.full((4, 5), 40, np.uint8))",
+       "ValueError", ("40",))
+    py("Potts n_jobs 100000", "boltzkit.Potts(n_jobs=100000).fit(np.zeros((4, 5), np.uint8))",
+       "ValueError", ("n_jobs",))
+    py("read_alignment ragged", "open(f'{d}/r.fasta', 'w').write('>a\\nACDEF\\n>b\\nACD\\n')\n"
+       "boltzkit.read_alignment(f'{d}/r.fasta')", "ValueError", ("r.fasta",))
+    py("read_alignment missing", "boltzkit.read_alignment(f'{d}/nope.fasta')", "OSError",
+       ("nope.fasta",))
     py("FVBM MPLE that does not exist warns",
        "m = boltzkit.FVBM(algo='newton').fit(np.array([[0,0],[1,1],[1,1]], np.uint8))\n"
        "assert not m.mple_exists_\n"

@@ -529,3 +529,61 @@ fn exact_enumeration_has_one_limit_in_fit_and_eval() {
     ]);
     assert!(err.contains("at most 30 units"), "{err}");
 }
+
+/// Names in `dir`, sorted: what a refused command must leave as it found it.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// An absurd `--k` (one update = 10^9 Gibbs steps of every chain) is refused before any work
+/// with the estimate of one update (exit 2, one line), not run for hours with `eta 0s`; a NaN
+/// or infinite setting reads "must be a finite number" naming it; data of another width names
+/// the data file and the model file. Nothing is
+/// written, the data file is unchanged.
+#[test]
+fn absurd_k_nan_settings_and_other_widths_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = bas(dir.path(), "d.csv");
+    let rbm = small_rbm(dir.path(), &data);
+    let before = (listing(dir.path()), std::fs::read(&data).unwrap());
+    let m = path(dir.path(), "m.safetensors");
+    let fit = [
+        "rbm", "fit", "--data", &data, "--hidden", "1000", "--seed", "1", "-q", "-o", &m,
+    ];
+    let err = usage_error(&[&fit[..], &["--k", "1000000000"]].concat());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("one update of cd-1000000000 (6 chains × 1000000000 Gibbs steps")
+            && err.contains("hour")
+            && err.contains("lower k"),
+        "{err}"
+    );
+    for (flag, value, says) in [
+        ("--lr", "nan", "`learning_rate`: must be a finite number"),
+        ("--lr", "inf", "`learning_rate`: must be a finite number"),
+    ] {
+        let err = usage_error(&[&fit[..], &[flag, value]].concat());
+        assert_eq!(err.lines().count(), 1, "{flag} {value}: {err}");
+        assert!(err.contains(says) && !err.contains("invalid type"), "{err}");
+    }
+    let narrow = path(dir.path(), "narrow.csv");
+    std::fs::write(&narrow, "0,1,0\n1,0,1\n").unwrap();
+    let out = boltzkit()
+        .args(["rbm", "eval", "--model", &rbm, "--data", &narrow])
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("narrow.csv: 3 variables per row, but the model")
+            && err.contains("rbm.safetensors has 4 visible units"),
+        "{err}"
+    );
+    std::fs::remove_file(&narrow).unwrap();
+    assert_eq!((listing(dir.path()), std::fs::read(&data).unwrap()), before);
+}

@@ -43,9 +43,16 @@ pub fn from_json<P: DeserializeOwned>(what: &str, json: &str) -> Result<P> {
     from_value(what, value)
 }
 
-/// [`from_json`] of a parsed value.
+/// [`from_json`] of a parsed value. A number setting given `null` is what a NaN or an
+/// infinity becomes in JSON (a flag's `--lr nan`): refused as "must be a finite number".
 pub fn from_value<P: DeserializeOwned>(what: &str, value: Value) -> Result<P> {
     serde_json::from_value(value.clone()).map_err(|e| match entry_at_fault::<P>(&value) {
+        Some(name) if value[&name].is_null() && e.to_string().contains("invalid type: null") => {
+            Error::param(
+                name,
+                "must be a finite number, got NaN or an infinity (null)",
+            )
+        }
         Some(name) => Error::param(name, format!("{what} settings: {e}")),
         None => Error::param("settings", format!("{what} settings: {e}")),
     })
@@ -108,6 +115,10 @@ pub mod infinity_as_null {
     pub trait Float: Copy + PartialEq {
         /// `+∞`.
         const INFINITY: Self;
+        /// Neither NaN nor infinite.
+        fn is_finite(self) -> bool;
+        /// NaN.
+        fn is_nan(self) -> bool;
         /// Serialized as itself (an `f32` as its shortest decimal).
         fn serialize<S: Serializer>(self, s: S) -> Result<S::Ok, S::Error>;
         /// From the `f64` JSON gives.
@@ -116,6 +127,12 @@ pub mod infinity_as_null {
 
     impl Float for f32 {
         const INFINITY: Self = f32::INFINITY;
+        fn is_finite(self) -> bool {
+            f32::is_finite(self)
+        }
+        fn is_nan(self) -> bool {
+            f32::is_nan(self)
+        }
         fn serialize<S: Serializer>(self, s: S) -> Result<S::Ok, S::Error> {
             s.serialize_f32(self)
         }
@@ -126,6 +143,12 @@ pub mod infinity_as_null {
 
     impl Float for f64 {
         const INFINITY: Self = f64::INFINITY;
+        fn is_finite(self) -> bool {
+            f64::is_finite(self)
+        }
+        fn is_nan(self) -> bool {
+            f64::is_nan(self)
+        }
         fn serialize<S: Serializer>(self, s: S) -> Result<S::Ok, S::Error> {
             s.serialize_f64(self)
         }
@@ -134,12 +157,18 @@ pub mod infinity_as_null {
         }
     }
 
-    /// `x` as a number, `null` for `+∞`.
+    /// `x` as a number, `null` for `+∞`; a NaN or `−∞` as the word `"NaN"` / `"-inf"`, which
+    /// [`deserialize`] refuses (as a number JSON would write either as `null`, read back as
+    /// `+∞`: a flag's `--max-abs-param nan` would silently mean "no bound").
     pub fn serialize<F: Float, S: Serializer>(x: &F, s: S) -> Result<S::Ok, S::Error> {
         if *x == F::INFINITY {
             s.serialize_none()
-        } else {
+        } else if x.is_finite() {
             x.serialize(s)
+        } else if x.is_nan() {
+            s.serialize_str("NaN")
+        } else {
+            s.serialize_str("-inf")
         }
     }
 
@@ -162,7 +191,7 @@ pub mod infinity_as_null {
                 Ok(F::INFINITY)
             }
             Some(Given::Word(w)) => Err(serde::de::Error::custom(format!(
-                "expected a number, null or \"inf\", got {w:?}"
+                "must be a number, null or \"inf\" (no bound), got {w:?}"
             ))),
         }
     }
@@ -173,6 +202,27 @@ mod tests {
     use super::*;
     use crate::rbm::frank_wolfe::FwParams;
     use crate::rbm::train::RbmParams;
+
+    /// A NaN or infinite learning rate (a flag's `--lr nan`, `null` in JSON) is refused as
+    /// "must be a finite number" naming the setting, not serde's "invalid type: null".
+    #[test]
+    fn a_nan_flag_reads_must_be_a_finite_number() {
+        #[derive(serde::Serialize)]
+        struct Flags {
+            learning_rate: f32,
+        }
+        for x in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let e = overlay(&RbmParams::default(), &Flags { learning_rate: x })
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                e,
+                "invalid setting `learning_rate`: must be a finite number, got NaN or an \
+                 infinity (null)",
+                "{x}"
+            );
+        }
+    }
 
     /// An infinite bound goes out as `null` and comes back as `∞`, from `null` or `"inf"`; a
     /// finite one as its shortest decimal; another word is refused naming the setting.
@@ -194,6 +244,17 @@ mod tests {
         assert_eq!(to_json(&q).unwrap()["max_abs_param"].to_string(), "0.1");
         let err = from_json::<RbmParams>("rbm", r#"{"max_abs_param": "big"}"#).unwrap_err();
         assert!(err.to_string().contains("max_abs_param"), "{err}");
+        // a NaN or −∞ bound is refused naming the setting, not read back as "no bound"
+        for bad in [f32::NAN, f32::NEG_INFINITY] {
+            let given = serde_json::json!({});
+            let mut p = RbmParams::default();
+            p.train.max_abs_param = bad;
+            let e = overlay(&p, &given).unwrap_err().to_string();
+            assert!(
+                e.contains("max_abs_param") && e.contains("must be a number"),
+                "{e}"
+            );
+        }
         // the f64 setting of the same helper
         let fw: FwParams = from_json("frank-wolfe", r#"{"fall_tol": "inf"}"#).unwrap();
         assert_eq!(fw.fall_tol, f64::INFINITY);

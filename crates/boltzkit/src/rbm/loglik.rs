@@ -221,11 +221,22 @@ pub enum Diagnosis {
         smaller_layer: usize,
     },
     /// Forward AIS − RAISE above the threshold.
+    ///
+    /// While the chain mixes, doubling the steps narrows the interval (both ends' biases
+    /// shrink); one that stays about as wide when the steps double ([`bracket_convergence`]
+    /// sets `at_half`) says the chain is not mixing, and more steps will not place the figure:
+    /// what helps is exact enumeration (a layer of at most [`MAX_ENUM_UNITS`] units), more
+    /// chains, or a tempered transition.
     Wide {
         /// The width (nats).
         width: f64,
         /// The threshold.
         max_width: f64,
+        /// The width at half the steps, when doubling them narrowed the interval by less
+        /// than a quarter ([`WIDTH_STAYS`]); `None` otherwise or when unknown.
+        at_half: Option<f64>,
+        /// Units of the model's smaller layer.
+        smaller_layer: usize,
     },
 }
 
@@ -246,6 +257,8 @@ impl Diagnosis {
             Diagnosis::Wide {
                 width: -gap,
                 max_width,
+                at_half: None,
+                smaller_layer,
             }
         } else {
             Diagnosis::Consistent
@@ -258,42 +271,80 @@ impl Diagnosis {
     }
 }
 
+/// A wide interval that keeps more than this share of its width when the steps double
+/// "stays" ([`Diagnosis::Wide`]'s `at_half`): a mixing chain's biases shrink about as `1/K`.
+pub const WIDTH_STAYS: f64 = 0.75;
+
+/// The advice for a chain that is not mixing: exact enumeration when the smaller layer
+/// allows it, else more chains or a tempered transition.
+fn not_mixing_advice(smaller_layer: usize) -> String {
+    let exact = if smaller_layer <= MAX_ENUM_UNITS {
+        format!(
+            "the smaller layer has {smaller_layer} units, so compute it exactly (method \
+             exact); else "
+        )
+    } else {
+        String::new()
+    };
+    format!("{exact}use more chains or a tempered transition")
+}
+
 impl fmt::Display for Diagnosis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Diagnosis::Consistent => f.write_str("consistent: RAISE at or below forward AIS, the interval within the threshold"),
-            Diagnosis::Inverted { by, sigmas, persistent, smaller_layer } => {
+            Diagnosis::Consistent => f.write_str(
+                "consistent: RAISE at or below forward AIS, the interval within the threshold",
+            ),
+            Diagnosis::Inverted {
+                by,
+                sigmas,
+                persistent,
+                smaller_layer,
+            } => {
                 write!(
                     f,
                     "inverted: RAISE is {by:.3} nats above forward AIS ({sigmas:.1} standard errors)"
                 )?;
-                let exact = if smaller_layer <= MAX_ENUM_UNITS {
-                    format!(
-                        "the smaller layer has {smaller_layer} units, so compute it exactly \
-                         (method exact); else "
-                    )
-                } else {
-                    String::new()
-                };
+                let advice = not_mixing_advice(smaller_layer);
                 if persistent {
                     write!(
                         f,
                         ": it persists when the steps double, so the annealing chain is not \
                          mixing (RAISE then bounds the annealing model, not the RBM) and more \
-                         steps will not help: {exact}use more chains or a tempered transition"
+                         steps will not help: {advice}"
                     )
                 } else {
                     write!(
                         f,
                         ": the annealing chain has not reached the RBM; double the steps to see \
                          whether it persists (convergence levels), and if it does the chain is \
-                         not mixing: {exact}use more chains or a tempered transition"
+                         not mixing: {advice}"
                     )
                 }
             }
-            Diagnosis::Wide { width, max_width } => write!(
+            Diagnosis::Wide {
+                width,
+                max_width,
+                at_half: Some(was),
+                smaller_layer,
+            } => write!(
                 f,
-                "wide: the interval is {width:.3} nats wide (threshold {max_width}): more steps (or chains) needed to place the figure"
+                "wide: the interval is {width:.3} nats wide (threshold {max_width}) and was \
+                 {was:.3} at half the steps: doubling the steps does not narrow it, so the \
+                 annealing chain is not mixing and more steps will not place the figure: {}",
+                not_mixing_advice(smaller_layer)
+            ),
+            Diagnosis::Wide {
+                width,
+                max_width,
+                at_half: None,
+                smaller_layer,
+            } => write!(
+                f,
+                "wide: the interval is {width:.3} nats wide (threshold {max_width}): double the \
+                 steps to see whether it narrows (convergence levels); if it stays, the \
+                 annealing chain is not mixing: {}",
+                not_mixing_advice(smaller_layer)
             ),
         }
     }
@@ -522,7 +573,9 @@ fn ll_from_log_z(est: &AisEstimate, method: Method, nfe: f64) -> (Estimate, Esti
 /// The bracket at each of `schedules` (e.g. `K, 2K, 4K, …` steps from
 /// [`convergence_steps`]), so a user sees whether the ends meet; `params`' method is
 /// ignored. A level inverted after an inverted level is marked `persistent`
-/// ([`Diagnosis::Inverted`]): the chain is not mixing, and its advice is not more steps.
+/// ([`Diagnosis::Inverted`]), a wide level after a wide level at least [`WIDTH_STAYS`] of
+/// its width gets `at_half` ([`Diagnosis::Wide`]): the chain is not mixing, and the advice is
+/// not more steps.
 pub fn bracket_convergence(
     rbm: &Rbm,
     data: &Dataset,
@@ -534,12 +587,21 @@ pub fn bracket_convergence(
     Ok(brackets)
 }
 
-/// Marks each inverted bracket whose predecessor (fewer steps) was inverted too.
+/// Marks each inverted bracket whose predecessor (fewer steps) was inverted too, and each
+/// wide one whose predecessor was wide and not much wider ([`WIDTH_STAYS`]).
 fn mark_persistent(brackets: &mut [Bracket]) {
     for i in 1..brackets.len() {
-        let before = brackets[i - 1].diagnosis.is_inverted();
-        if let Diagnosis::Inverted { persistent, .. } = &mut brackets[i].diagnosis {
-            *persistent = before;
+        let before = brackets[i - 1].diagnosis;
+        match (&mut brackets[i].diagnosis, before) {
+            (Diagnosis::Inverted { persistent, .. }, before) => {
+                *persistent = before.is_inverted();
+            }
+            (Diagnosis::Wide { width, at_half, .. }, Diagnosis::Wide { width: was, .. })
+                if *width > WIDTH_STAYS * was =>
+            {
+                *at_half = Some(was);
+            }
+            _ => {}
         }
     }
 }
@@ -653,11 +715,39 @@ mod tests {
             wide,
             Diagnosis::Wide {
                 width: 2.0,
-                max_width: 1.0
+                max_width: 1.0,
+                at_half: None,
+                smaller_layer: 40
             }
         );
         assert!(wide.to_string().starts_with("wide"));
         assert!(!wide.to_string().contains('\n'));
+        assert!(wide
+            .to_string()
+            .contains("double the steps to see whether it narrows"));
+        // wide at every level: 2.4 → 2.3 nats when the steps double stays (not mixing, not
+        // "more steps"); 2.3 → 1.5 narrows (no verdict); the first level has nothing before it
+        let w = |steps, raise: f64| Bracket {
+            diagnosis: Diagnosis::of(&est(raise, 0.1, Method::Raise), &a, 1.0, 18),
+            ..b(steps, raise)
+        };
+        let mut levels = vec![w(100, -12.4), w(200, -12.3), w(400, -11.5)];
+        mark_persistent(&mut levels);
+        let shown: Vec<String> = levels.iter().map(|l| l.diagnosis.to_string()).collect();
+        assert!(shown[0].contains("double the steps to see"), "{}", shown[0]);
+        let Diagnosis::Wide { at_half, .. } = levels[1].diagnosis else {
+            panic!("{:?}", levels[1].diagnosis)
+        };
+        assert!((at_half.unwrap() - 2.4).abs() < 1e-9, "{at_half:?}");
+        assert!(
+            shown[1].contains("was 2.400 at half the steps")
+                && shown[1].contains("not mixing")
+                && shown[1].contains("18 units, so compute it exactly")
+                && !shown[1].contains("more steps (or chains) needed"),
+            "{}",
+            shown[1]
+        );
+        assert!(shown[2].contains("double the steps to see"), "{}", shown[2]);
         // an unknown standard error never reads as inverted
         let unknown = Diagnosis::of(&est(-9.0, f64::INFINITY, Method::Raise), &a, 1.0, 40);
         assert_eq!(unknown, Diagnosis::Consistent);

@@ -234,7 +234,7 @@ impl EvalArgs {
         }
         let binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
         let data = load_binary(&self.data, binarize)?;
-        check_vars(&self.data, &data, &rbm)?;
+        check_vars(&self.data, &data, &self.model, &rbm)?;
         let given = serde_json::json!({
             "ais_chains": chains,
             "ais_steps": steps,

@@ -72,7 +72,7 @@ impl FeaturesArgs {
         };
         let binarize: Binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
         let data = load_binary(&self.data, binarize)?;
-        check_vars(&self.data, &data, &rbm)?;
+        check_vars(&self.data, &data, &self.model, &rbm)?;
         guard::memory(
             &format!("rbm features of {} rows", data.n_samples()),
             // f32 features and their f64 copy

@@ -32,7 +32,7 @@ use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Rows of the training data `rbm fit --monitors` evaluates.
 const MONITOR_ROWS: usize = 1000;
@@ -481,7 +481,11 @@ impl FitArgs {
             ))
             .into());
         }
-        check_vars(&self.data, data, &rbm)?;
+        let file = match flag {
+            "--resume" => self.resume.as_deref(),
+            _ => self.model.as_deref(),
+        };
+        check_vars(&self.data, data, file.unwrap_or(Path::new(flag)), &rbm)?;
         Ok(rbm)
     }
 

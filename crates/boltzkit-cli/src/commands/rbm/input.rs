@@ -39,13 +39,21 @@ pub(crate) fn sample_memory(n: u64, nv: u64, nh: u64) -> u64 {
         .saturating_add(Dataset::memory_estimate(n, nv).saturating_mul(9))
 }
 
-/// Refuses data whose width is not the model's visible layer.
-pub(crate) fn check_vars(path: &Path, data: &Dataset, rbm: &Rbm) -> anyhow::Result<()> {
+/// Refuses data (`path`) whose width is not the visible layer of the model `rbm` read from
+/// `model`, naming both files.
+pub(crate) fn check_vars(
+    path: &Path,
+    data: &Dataset,
+    model: &Path,
+    rbm: &Rbm,
+) -> anyhow::Result<()> {
     if data.n_vars() != rbm.n_visible() {
         anyhow::bail!(
-            "{}: {} variables, the model has {} visible units",
+            "{}: {} variables per row, but the model {} has {} visible units: data and model \
+             must have the same width",
             path.display(),
             data.n_vars(),
+            model.display(),
             rbm.n_visible()
         );
     }

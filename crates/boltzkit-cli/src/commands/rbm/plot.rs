@@ -201,7 +201,7 @@ impl PlotArgs {
                     .ok_or_else(|| UsageError::new("--what reconstructions needs --data FILE"))?;
                 let binarize = self.binarize.resolve(derive_seed(seed.unwrap_or(0), 2));
                 let data = load_binary(path, binarize)?;
-                check_vars(path, &data, &rbm)?;
+                check_vars(path, &data, model, &rbm)?;
                 let k = n.min(data.n_samples());
                 grid = grid.normalize(Normalize::Unit).group(2);
                 data_file = Some(path.display().to_string());

@@ -6,6 +6,7 @@
 
 use super::algorithm::Algorithm;
 use super::sgd::SgdParams;
+use crate::budget::OPERATIONS_PER_SECOND;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::rbm::Rbm;
@@ -328,7 +329,46 @@ impl CheckedTrainParams {
     pub fn get(&self) -> &TrainParams {
         &self.0
     }
+
+    /// Refuses up front, with the estimate, training on `rows` rows an `n_visible × n_hidden`
+    /// model when one update (a mini-batch of chains × the algorithm's Gibbs steps,
+    /// [`Algorithm::chain_steps`]) would take more than [`MAX_UPDATE_OPERATIONS`] (an hour at
+    /// best: Ctrl-C, checkpoints and the divergence watch act only between updates), or the
+    /// whole run more than a year ([`crate::budget::check_work`]): [`Error::TooLarge`].
+    pub fn check_work(&self, rows: usize, n_visible: usize, n_hidden: usize) -> Result<()> {
+        let p = &self.0;
+        let batch = p.batch_size.unwrap_or(rows).min(rows).max(1);
+        let steps = p.algorithm.chain_steps();
+        let update = batch as f64
+            * steps as f64
+            * crate::rbm::gibbs::step_operations(n_visible as u64, n_hidden as u64);
+        let alg = p.algorithm;
+        if update > MAX_UPDATE_OPERATIONS {
+            return Err(Error::TooLarge {
+                what: format!(
+                    "one update of {alg} ({batch} chains × {steps} Gibbs steps of a \
+                     {n_visible} × {n_hidden} model)"
+                ),
+                needed: format!(
+                    "about {update:.1e} operations ({} at {OPERATIONS_PER_SECOND:.0e} per second)",
+                    crate::budget::human_duration(update / OPERATIONS_PER_SECOND)
+                ),
+                limit: "an hour per update (Ctrl-C, checkpoints and the divergence watch act \
+                        only between updates): lower k (`--k`, the algorithm's steps)"
+                    .into(),
+            });
+        }
+        let updates = p.epochs as f64 * rows.div_ceil(batch) as f64;
+        crate::budget::check_work(
+            &format!("training {} epochs of {alg}", p.epochs),
+            updates * update,
+        )
+    }
 }
+
+/// The most elementary operations one training update may take
+/// ([`CheckedTrainParams::check_work`]): an hour at [`OPERATIONS_PER_SECOND`].
+pub const MAX_UPDATE_OPERATIONS: f64 = OPERATIONS_PER_SECOND * 3600.0;
 
 /// Settings of the RBM learner, serialized as one flat object: `n_hidden`, `weight_sd` and the
 /// [`TrainParams`] entries ([`crate::settings`]).

@@ -76,7 +76,6 @@ impl<'d> Trainer<'d> {
 
     /// [`Trainer::new`] with settings already checked.
     pub fn checked(rbm: Rbm, data: &'d Dataset, params: CheckedTrainParams) -> Result<Self> {
-        let params = *params.get();
         require_binary_data(data)?;
         if data.n_vars() != rbm.n_visible() {
             return Err(Error::Shape {
@@ -85,6 +84,8 @@ impl<'d> Trainer<'d> {
                 found: format!("{}", data.n_vars()),
             });
         }
+        params.check_work(data.n_samples(), rbm.n_visible(), rbm.n_hidden())?;
+        let params = *params.get();
         Ok(Trainer {
             rbm,
             data,
