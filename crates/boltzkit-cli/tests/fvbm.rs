@@ -308,9 +308,10 @@ fn repro_fsll_bm_rows() {
         .contains("| Ising5x4L | BM-PCD |"));
 }
 
-/// Writes `rows` pseudo-random 0/1 rows of `d` columns as a CSV file in `dir`.
+/// Writes `rows` pseudo-random 0/1 rows of `d` columns as a CSV file `wide{d}.csv` in `dir`
+/// (one file per width: a later call must not overwrite an earlier one's data).
 fn wide_csv(dir: &Path, d: usize, rows: usize) -> String {
-    let file = path(dir, "wide.csv");
+    let file = path(dir, &format!("wide{d}.csv"));
     let mut state = 0x9e37_79b9_u64;
     let text: String = (0..rows)
         .map(|_| {
