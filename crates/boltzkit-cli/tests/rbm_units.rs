@@ -142,6 +142,85 @@ fn categorical_drelu_fit_eval_and_sample_agree() {
         "-q",
     ]));
     assert_eq!(p["pairs_ranked"], 3);
+    bracket_ends_average_the_same_rows(dir.path(), &data);
+}
+
+/// `rbm eval --method bracket` of a unit-type model: both ends average over the rows RAISE
+/// runs on. On data of two very different rows and `--raise-vectors 1`, the upper end is the
+/// picked row's figure (forward AIS's ln Z is exact here to a few hundredths), not the average
+/// over every row, and the bracket is narrow.
+fn bracket_ends_average_the_same_rows(dir: &Path, data: &str) {
+    let model = &path(dir, "sharp.safetensors");
+    success_json(boltzkit().args([
+        "rbm",
+        "fit",
+        "--data",
+        data,
+        "--visible-units",
+        "categorical",
+        "--hidden-units",
+        "bernoulli",
+        "--hidden",
+        "3",
+        "--algo",
+        "pcd-1",
+        "--epochs",
+        "200",
+        "--lr",
+        "0.1",
+        "--batch-size",
+        "20",
+        "-o",
+        model,
+        "--seed",
+        "5",
+        "--json",
+        "-q",
+    ]));
+    let exact_of = |name: &str, row: &str| {
+        let data = path(dir, name);
+        std::fs::write(&data, format!("{row}\n")).unwrap();
+        let e = success_json(
+            boltzkit()
+                .args(["rbm", "eval", "--model", model, "--data", &data])
+                .args(["--json", "-q"]),
+        );
+        e["avg_log_likelihood"].as_f64().unwrap()
+    };
+    let (typical, odd) = (exact_of("t.csv", "1,1,1,1"), exact_of("o.csv", "0,1,2,0"));
+    assert!(typical - odd > 1.0, "{typical} {odd}");
+    let mixed = path(dir, "mixed.csv");
+    std::fs::write(&mixed, "1,1,1,1\n0,1,2,0\n".repeat(10)).unwrap();
+    let b = success_json(boltzkit().args([
+        "rbm",
+        "eval",
+        "--model",
+        model,
+        "--data",
+        &mixed,
+        "--method",
+        "bracket",
+        "--raise-vectors",
+        "1",
+        "--ais-steps",
+        "2000",
+        "--seed",
+        "4",
+        "--json",
+        "-q",
+    ]));
+    assert_eq!(b["raise_vectors"], 1);
+    let (lower, upper) = (b["lower"].as_f64().unwrap(), b["upper"].as_f64().unwrap());
+    let row = if (upper - typical).abs() < (upper - odd).abs() {
+        typical
+    } else {
+        odd
+    };
+    assert!(
+        (upper - row).abs() < 0.1,
+        "upper {upper}, the row's exact {row}"
+    );
+    assert!((upper - lower).abs() < 0.2, "bracket [{lower}, {upper}]");
 }
 
 #[test]

@@ -58,10 +58,10 @@ struct UnitEvalReport {
     /// The average divided by the visible units (nats per site).
     #[serde(skip_serializing_if = "Option::is_none")]
     avg_log_likelihood_per_unit: Option<f64>,
-    /// bracket: RAISE's average (the lower end).
+    /// bracket: RAISE's average (the lower end) over the rows `--raise-vectors` picks.
     #[serde(skip_serializing_if = "Option::is_none")]
     lower: Option<f64>,
-    /// bracket: forward AIS's average (the upper end).
+    /// bracket: forward AIS's average (the upper end) over the same rows as RAISE's.
     #[serde(skip_serializing_if = "Option::is_none")]
     upper: Option<f64>,
 }
@@ -125,7 +125,7 @@ pub(super) fn eval(a: EvalArgs) -> anyhow::Result<()> {
             Some(chains),
             Some(schedule.steps()),
         );
-        Ok(model.log_likelihood(&rows, w, Some(est.log_z))?)
+        Ok(est.log_z)
     };
     let figure = match method {
         MethodArg::Exact => {
@@ -138,22 +138,28 @@ pub(super) fn eval(a: EvalArgs) -> anyhow::Result<()> {
         }
         MethodArg::Ais => {
             r.method = "ais";
-            ais()?
+            let log_z = ais()?;
+            model.log_likelihood(&rows, w, Some(log_z))?
         }
         MethodArg::Raise | MethodArg::Bracket => {
-            let upper = if method == MethodArg::Bracket {
+            let log_z = if method == MethodArg::Bracket {
                 Some(ais()?)
             } else {
                 None
             };
-            let (lower, vectors) = raise_lower(&model, &rows, w, &a, &schedule, seed, &interrupt)?;
+            let raised = raise_lower(&model, &rows, w, &a, &schedule, seed, &interrupt)?;
             (r.raise_chains, r.raise_vectors, r.steps) = (
                 Some(a.estimator.raise_chains),
-                Some(vectors),
+                Some(raised.picked.len()),
                 Some(schedule.steps()),
             );
-            match upper {
-                Some(upper) => {
+            match log_z {
+                Some(log_z) => {
+                    // Both ends average over the same rows with the same weights: RAISE's
+                    // picked rows (forward AIS's log Z serves every row).
+                    let (sub, sub_w) = picked_rows(&model, &rows, w, &raised.picked);
+                    let upper = model.log_likelihood(&sub, sub_w.as_deref(), Some(log_z))?;
+                    let lower = raised.lower;
                     r.method = "bracket";
                     (r.lower, r.upper) = (Some(lower), Some(upper));
                     return Summary::new("rbm eval", Some(seed))
@@ -162,7 +168,7 @@ pub(super) fn eval(a: EvalArgs) -> anyhow::Result<()> {
                 }
                 None => {
                     r.method = "raise";
-                    lower
+                    raised.lower
                 }
             }
         }
@@ -177,8 +183,16 @@ pub(super) fn eval(a: EvalArgs) -> anyhow::Result<()> {
         .emit(&a.common)
 }
 
+/// RAISE's weighted average over the rows it ran on.
+struct Raised {
+    /// The weighted average log-likelihood (the bracket's lower end).
+    lower: f64,
+    /// The indices of the rows `--raise-vectors` picked.
+    picked: Vec<usize>,
+}
+
 /// RAISE's weighted average log-likelihood (the bracket's lower end) over the rows that
-/// `--raise-vectors` picks (seeds derived from the run's `seed`), and how many it picked.
+/// `--raise-vectors` picks (seeds derived from the run's `seed`), and which rows it picked.
 fn raise_lower(
     model: &UnitRbm,
     rows: &[f32],
@@ -187,17 +201,14 @@ fn raise_lower(
     schedule: &AisSchedule,
     seed: u64,
     interrupt: &boltzkit::fit::Interrupt,
-) -> anyhow::Result<(f64, usize)> {
+) -> anyhow::Result<Raised> {
     let wv = model.visible().width();
     let picked = raise_rows(
         rows.len() / wv,
         a.estimator.raise_vectors,
         derive_seed(seed, 2),
     )?;
-    let sub: Vec<f32> = picked
-        .iter()
-        .flat_map(|&i| rows[i * wv..(i + 1) * wv].iter().copied())
-        .collect();
+    let (sub, sub_w) = picked_rows(model, rows, w, &picked);
     let ll = raise_log_likelihoods(
         model,
         Some(rows),
@@ -207,10 +218,24 @@ fn raise_lower(
         derive_seed(seed, 3),
         Some(interrupt),
     )?;
-    let sub_w: Option<Vec<f64>> = w.map(|w| picked.iter().map(|&i| w[i]).collect());
     let a_r = normalized_weights(sub_w.as_deref(), ll.len())?;
     let lower = ll.iter().zip(&a_r).map(|(l, a)| l * a).sum::<f64>();
-    Ok((lower, ll.len()))
+    Ok(Raised { lower, picked })
+}
+
+/// The rows at `picked` (and their weights) of the row-major `rows`.
+fn picked_rows(
+    model: &UnitRbm,
+    rows: &[f32],
+    w: Option<&[f64]>,
+    picked: &[usize],
+) -> (Vec<f32>, Option<Vec<f64>>) {
+    let wv = model.visible().width();
+    let sub = picked
+        .iter()
+        .flat_map(|&i| rows[i * wv..(i + 1) * wv].iter().copied())
+        .collect();
+    (sub, w.map(|w| picked.iter().map(|&i| w[i]).collect()))
 }
 
 /// The seed a summary shows: none for the exact figure, which draws nothing.
