@@ -329,7 +329,7 @@ def cli_cases():
         cli("resume a missing checkpoint", "{fit} --data {bas} --resume {d}/no.safetensors",
             says=("no.safetensors",)),
         # absurd counts: refused, or estimated up front and stopped by Ctrl-C within a second
-        cli("k 1e9", "{fit} --data {bas} --k 1000000000", says=("one update", "hour", "k"),
+        cli("k 1e9", "{fit} --data {bas} --hidden 256 --k 1000000000", says=("one update", "hour", "k"),
             limit=20),
         cli("k 1e9 on 2 hidden units", "{fit} --data {bas} --hidden 2 --k 1000000000",
             expect="interrupt", sigint_after=2.0, limit=20),
@@ -339,7 +339,7 @@ def cli_cases():
         cli("potts empty alignment", "potts fit --data {d}/e.fasta -o {d}/p.safetensors",
             says=("e.fasta",), keep=("e.fasta",), setup=lambda d: write(d, "e.fasta", b"")),
         cli("potts ragged alignment", "potts fit --data {d}/r.fasta -o {d}/p.safetensors",
-            says=("r.fasta", "length"), keep=("r.fasta",),
+            says=("r.fasta", "letters"), keep=("r.fasta",),
             setup=lambda d: write(d, "r.fasta", ">a\nACDEF\n>b\nACD\n")),
         cli("potts letters outside the alphabet", "potts fit --data {d}/x.fasta "
             "-o {d}/p.safetensors", says=("x.fasta", "J"), keep=("x.fasta",),

@@ -39,11 +39,17 @@ pub fn code(err: &anyhow::Error) -> u8 {
 
 /// `err` with its context chain joined by `: ` (like `{:#}`), on one line: newlines become
 /// `; `, and a cause whose text its parent's message already ends with is not repeated
-/// (e.g. `boltzkit::Error::Io` prints its `source` and also returns it from `source()`).
+/// (e.g. `boltzkit::Error::Io` prints its `source` and also returns it from `source()`). An
+/// operating-system error reads in words, without Rust's "(os error N)" ([`plain_io`]).
+///
+/// [`plain_io`]: boltzkit::error::plain_io
 pub fn one_line(err: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
-        let text = cause.to_string();
+        let text = match cause.downcast_ref::<std::io::Error>() {
+            Some(io) => boltzkit::error::plain_io(io),
+            None => cause.to_string(),
+        };
         if parts.last().is_some_and(|prev| prev.ends_with(&text)) {
             continue;
         }
@@ -121,5 +127,14 @@ mod tests {
         let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
         let e = anyhow::Error::new(boltzkit::Error::io("/x/y.npy", io)).context("cannot write");
         assert_eq!(one_line(&e), "cannot write: /x/y.npy: No such file");
+    }
+
+    #[test]
+    fn an_os_error_is_named_once_in_words() {
+        let io = std::io::Error::from_raw_os_error(2);
+        let e = anyhow::Error::new(boltzkit::Error::io("/x/nope.csv", io));
+        let line = one_line(&e);
+        assert!(!line.contains("os error"), "{line}");
+        assert_eq!(line.matches("No such file").count(), 1, "{line}");
     }
 }
