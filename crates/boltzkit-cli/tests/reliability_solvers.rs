@@ -74,8 +74,9 @@ fn interrupt_fvbm_fit(dir: &Path, data: &str, args: &[&str], after: Duration) ->
     stderr
 }
 
-/// SIGINT 1 s into a Newton fit at d = 60 (the first step's Hessian alone takes longer): the
-/// step stops where it is, the starting iterate is written, exit 130 within a second.
+/// SIGINT 1 s into a Newton fit at d = 60 (each step's Hessian takes about a second, so the
+/// signal lands inside a step on a loaded machine, or just after the first on a quiet one): the
+/// step stops where it is, the last iterate is written, exit 130 within a second.
 #[test]
 fn sigint_inside_a_newton_step_stops_within_a_second_and_keeps_the_last_iterate() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,7 +87,7 @@ fn sigint_inside_a_newton_step_stops_within_a_second_and_keeps_the_last_iterate(
         &["--algo", "newton", "--max-iterations", "50"],
         Duration::from_millis(1000),
     );
-    assert!(stderr.contains("interrupted after iteration 0"), "{stderr}");
+    assert!(stderr.contains("interrupted after iteration "), "{stderr}");
 }
 
 /// SIGINT during the existence LP that follows the fit (one gradient-ascent iteration, then
